@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Shared set-up for the lab, the tests and the benchmarks: install what is missing,
+# start a Docker engine and a NATS server when none is running, build local images.
+# Every process started here records its pid under $JETLET_STATE so that it, and only
+# it, is stopped again; an engine or server found already running is used and left alone.
+set -euo pipefail
+
+JETLET_ROOT="${JETLET_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+JETLET_STATE="${JETLET_STATE:-$JETLET_ROOT/.jetlet}"
+mkdir -p "$JETLET_STATE"
+
+log() { printf '[jetlet] %s\n' "$*" >&2; }
+
+apt_updated=0
+apt_install() {
+  local missing=()
+  local cmd pkg
+  while [ $# -gt 0 ]; do
+    cmd="$1" pkg="$2"; shift 2
+    command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]}"
+  if [ "$apt_updated" = 0 ]; then apt-get update -q >/dev/null; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+}
+
+ensure_packages() {
+  apt_install dockerd docker.io nats-server nats-server busybox busybox-static \
+    docker-registry docker-registry gcc gcc
+  # A static pause binary needs the static C library.
+  [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/aarch64-linux-gnu/libc.a ] || {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q libc6-dev >/dev/null
+  }
+}
+
+ensure_node_modules() {
+  if [ ! -d "$JETLET_ROOT/node_modules" ] || [ "$JETLET_ROOT/package-lock.json" -nt "$JETLET_ROOT/node_modules/.package-lock.json" ]; then
+    log "installing npm dependencies"
+    (cd "$JETLET_ROOT" && npm ci --no-audit --no-fund >/dev/null)
+  fi
+}
+
+build() {
+  log "compiling"
+  (cd "$JETLET_ROOT" && npm run --silent build)
+}
+
+docker_ready() { docker version >/dev/null 2>&1; }
+
+ensure_docker() {
+  if docker_ready; then return 0; fi
+  log "starting a Docker engine"
+  dockerd >"$JETLET_STATE/dockerd.log" 2>&1 &
+  echo $! >"$JETLET_STATE/dockerd.pid"
+  for _ in $(seq 1 120); do
+    docker_ready && return 0
+    kill -0 "$(cat "$JETLET_STATE/dockerd.pid")" 2>/dev/null || break
+    sleep 0.5
+  done
+  log "the Docker engine did not start; its log:"; tail -20 "$JETLET_STATE/dockerd.log" >&2
+  return 1
+}
+
+# ensure_nats PORT DATA_DIR: a JetStream-enabled server on 127.0.0.1:PORT, unless one answers there.
+ensure_nats() {
+  local port="$1" dir="$2"
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+  mkdir -p "$dir"
+  log "starting nats-server on 127.0.0.1:$port"
+  nats-server -js -sd "$dir" -a 127.0.0.1 -p "$port" >"$JETLET_STATE/nats-$port.log" 2>&1 &
+  echo $! >"$JETLET_STATE/nats-$port.pid"
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  log "nats-server did not start; its log:"; tail -20 "$JETLET_STATE/nats-$port.log" >&2
+  return 1
+}
+
+# The images every pod needs: the pause sandbox and a busybox for workloads, built from local files.
+ensure_images() {
+  local ctx
+  if ! docker image inspect jetlet/pause:1.0 >/dev/null 2>&1; then
+    log "building jetlet/pause:1.0"
+    ctx=$(mktemp -d)
+    gcc -static -Os -o "$ctx/pause" "$JETLET_ROOT/images/pause/pause.c"
+    cp "$JETLET_ROOT/images/pause/Dockerfile" "$ctx/"
+    DOCKER_BUILDKIT=0 docker build -q -t jetlet/pause:1.0 "$ctx" >/dev/null
+    rm -rf "$ctx"
+  fi
+  if ! docker image inspect jetlet/busybox:1.35 >/dev/null 2>&1; then
+    log "building jetlet/busybox:1.35"
+    ctx=$(mktemp -d)
+    cp /usr/bin/busybox "$ctx/busybox"
+    cp "$JETLET_ROOT/images/busybox/Dockerfile" "$ctx/"
+    DOCKER_BUILDKIT=0 docker build -q -t jetlet/busybox:1.35 "$ctx" >/dev/null
+    rm -rf "$ctx"
+  fi
+}
+
+# stop_started NAME: stop a process this project started (by its recorded pid), wait for it.
+stop_started() {
+  local pidfile="$JETLET_STATE/$1.pid" pid
+  [ -f "$pidfile" ] || return 0
+  pid=$(cat "$pidfile")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+}
