@@ -1,0 +1,25 @@
+import { plainToInstance, type ClassConstructor } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { flattenValidationErrors } from './validation.js';
+
+/** Thrown at boot with every bad environment variable, not just the first. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/**
+ * Reads configuration from the environment into a validated class instance. Properties
+ * of the class are environment variable names; class-transformer's implicit conversion
+ * turns "10" into 10 where the property is a number.
+ */
+export function loadConfig<T extends object>(cls: ClassConstructor<T>, env: NodeJS.ProcessEnv = process.env): T {
+  const known = Object.keys(new cls());
+  const plain = Object.fromEntries(known.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
+  const config = Object.assign(new cls(), plainToInstance(cls, plain, { enableImplicitConversion: true }));
+  const errors = validateSync(config);
+  if (errors.length > 0) {
+    const lines = flattenValidationErrors(errors).map((c) => `  ${c.field}: ${c.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return config;
+}

@@ -1,0 +1,22 @@
+// Decorator metadata (class-transformer's @Type) must exist before any contract class loads.
+import 'reflect-metadata';
+export * from './subjects.js';
+export * from './validation.js';
+export * from './envelope.js';
+export * from './message-map.js';
+export * from './pod/object-meta.model.js';
+export * from './pod/container.model.js';
+export * from './pod/pod-spec.model.js';
+export * from './pod/pod-status.model.js';
+export * from './pod/pod.model.js';
+export * from './pod/quantity.validator.js';
+export * from './messages/pod-created.event.js';
+export * from './messages/pod-scheduled.event.js';
+export * from './messages/pod-deletion-requested.event.js';
+export * from './messages/pod-assigned.event.js';
+export * from './messages/pod-unassigned.event.js';
+export * from './messages/pod-status-reported.event.js';
+export * from './messages/container-event.event.js';
+export * from './messages/node-registered.event.js';
+export * from './messages/node-heartbeat.event.js';
+export * from './config.js';

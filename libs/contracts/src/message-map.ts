@@ -1,0 +1,36 @@
+import type { ClassConstructor } from 'class-transformer';
+import { ContainerEventEvent } from './messages/container-event.event.js';
+import { NodeHeartbeatEvent } from './messages/node-heartbeat.event.js';
+import { NodeRegisteredEvent } from './messages/node-registered.event.js';
+import { PodAssignedEvent } from './messages/pod-assigned.event.js';
+import { PodCreatedEvent } from './messages/pod-created.event.js';
+import { PodDeletionRequestedEvent } from './messages/pod-deletion-requested.event.js';
+import { PodScheduledEvent } from './messages/pod-scheduled.event.js';
+import { PodStatusReportedEvent } from './messages/pod-status-reported.event.js';
+import { PodUnassignedEvent } from './messages/pod-unassigned.event.js';
+
+/** Every message type, its current version and its payload class. */
+export const MESSAGES = {
+  PodCreated: { version: 1, data: PodCreatedEvent },
+  PodScheduled: { version: 1, data: PodScheduledEvent },
+  PodDeletionRequested: { version: 1, data: PodDeletionRequestedEvent },
+  PodAssigned: { version: 1, data: PodAssignedEvent },
+  PodUnassigned: { version: 1, data: PodUnassignedEvent },
+  PodStatusReported: { version: 1, data: PodStatusReportedEvent },
+  ContainerEvent: { version: 1, data: ContainerEventEvent },
+  NodeRegistered: { version: 1, data: NodeRegisteredEvent },
+  NodeHeartbeat: { version: 1, data: NodeHeartbeatEvent },
+} as const satisfies Record<string, { version: number; data: ClassConstructor<object> }>;
+
+export type MessageType = keyof typeof MESSAGES;
+
+/** The payload of message type T. */
+export type MessageData<T extends MessageType> = InstanceType<(typeof MESSAGES)[T]['data']>;
+
+/**
+ * Payload classes by (type, version). Old versions stay here, marked @deprecated in their
+ * class, until no stream holds them.
+ */
+export const MESSAGE_VERSIONS: Record<string, ClassConstructor<object>> = Object.fromEntries(
+  Object.entries(MESSAGES).map(([type, m]) => [`${type}/v${m.version}`, m.data]),
+);

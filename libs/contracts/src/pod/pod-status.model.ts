@@ -1,0 +1,59 @@
+/**
+ * Pod status in the Kubernetes core/v1 shape. Written only by the agent of the pod's node
+ * (conditions PodScheduled aside, which the API derives from the scheduler's facts).
+ */
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+
+export interface PodCondition {
+  type: 'PodScheduled' | 'Initialized' | 'ContainersReady' | 'Ready';
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+export interface ContainerStateWaiting {
+  reason?: string;
+  message?: string;
+}
+export interface ContainerStateRunning {
+  startedAt?: string;
+}
+export interface ContainerStateTerminated {
+  exitCode: number;
+  signal?: number;
+  reason?: string;
+  message?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  containerID?: string;
+}
+export interface ContainerState {
+  waiting?: ContainerStateWaiting;
+  running?: ContainerStateRunning;
+  terminated?: ContainerStateTerminated;
+}
+
+export interface ContainerStatus {
+  name: string;
+  state: ContainerState;
+  lastState: ContainerState;
+  ready: boolean;
+  restartCount: number;
+  image: string;
+  imageID: string;
+  containerID?: string;
+  started?: boolean;
+}
+
+export interface PodStatus {
+  phase: PodPhase;
+  conditions?: PodCondition[];
+  message?: string;
+  reason?: string;
+  hostIP?: string;
+  podIP?: string;
+  podIPs?: Array<{ ip: string }>;
+  startTime?: string;
+  containerStatuses?: ContainerStatus[];
+}

@@ -1,0 +1,73 @@
+import { plainToInstance, type ClassConstructor } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+
+/** One invalid field: its path in the object (`spec.containers[0].image`) and why. */
+export interface FieldCause {
+  field: string;
+  message: string;
+  /** Kubernetes cause reason. */
+  reason: 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueNotSupported' | 'FieldValueDuplicate';
+}
+
+/** Thrown by `parseContract` with every invalid field, never only the first. */
+export class ContractValidationError extends Error {
+  override readonly name = 'ContractValidationError';
+  constructor(
+    readonly contract: string,
+    readonly causes: FieldCause[],
+    options?: ErrorOptions,
+  ) {
+    super(`invalid ${contract}: ${causes.map((c) => `${c.field}: ${c.message}`).join('; ')}`, options);
+  }
+}
+
+function childPath(parent: string, property: string): string {
+  if (/^\d+$/.test(property)) return `${parent}[${property}]`;
+  return parent ? `${parent}.${property}` : property;
+}
+
+/** The allowed values out of class-validator's isIn message ("... one of the following values: a, b"). */
+function enumValues(message: string | undefined): string[] | undefined {
+  const list = message?.split('one of the following values: ')[1];
+  return list?.split(', ');
+}
+
+/** Flattens class-validator's error tree into one cause per bad field. */
+export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldCause[] {
+  const causes: FieldCause[] = [];
+  for (const error of errors) {
+    const field = childPath(parent, error.property);
+    const constraints = error.constraints ?? {};
+    if ('whitelistValidation' in constraints) {
+      causes.push({ field, reason: 'FieldValueNotSupported', message: 'field is not supported by jetlet' });
+    } else if (Object.keys(constraints).length > 0) {
+      // Kubernetes' wording: an empty required string is "Required value", a value outside an enum "Unsupported value".
+      const missing = error.value === undefined || error.value === null || error.value === '';
+      const allowed = enumValues(constraints.isIn);
+      if (missing) causes.push({ field, reason: 'FieldValueRequired', message: 'Required value' });
+      else if (allowed) {
+        causes.push({
+          field,
+          reason: 'FieldValueNotSupported',
+          message: `Unsupported value: ${JSON.stringify(error.value)}: supported values: ${allowed.map((v) => JSON.stringify(v)).join(', ')}`,
+        });
+      } else causes.push({ field, reason: 'FieldValueInvalid', message: Object.values(constraints).join('; ') });
+    }
+    if (error.children?.length) causes.push(...flattenValidationErrors(error.children, field));
+  }
+  return causes;
+}
+
+/**
+ * Turns a plain object into a validated instance of `cls`, rejecting unknown fields.
+ * Throws ContractValidationError listing every bad field.
+ */
+export function parseContract<T extends object>(cls: ClassConstructor<T>, plain: unknown, contract = cls.name): T {
+  if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
+    throw new ContractValidationError(contract, [{ field: '', reason: 'FieldValueInvalid', message: 'must be an object' }]);
+  }
+  const instance = plainToInstance(cls, plain);
+  const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
+  if (errors.length > 0) throw new ContractValidationError(contract, flattenValidationErrors(errors));
+  return instance;
+}

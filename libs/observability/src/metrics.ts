@@ -1,0 +1,21 @@
+import { Counter, register, type Registry } from 'prom-client';
+
+/** The process-wide registry every jetlet metric lives in; `/metrics` serves it. */
+export const metricsRegistry: Registry = register;
+
+function counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+  const existing = metricsRegistry.getSingleMetric(name);
+  if (existing) return existing as Counter<L>;
+  return new Counter({ name, help, labelNames, registers: [metricsRegistry] });
+}
+
+/** Bus traffic, by message type (and stream for consumers). */
+export const busMetrics = {
+  published: counter('jetlet_bus_messages_published_total', 'Messages published to JetStream', ['type']),
+  consumed: counter('jetlet_bus_messages_consumed_total', 'Messages consumed and handled', ['stream', 'type']),
+  terminated: counter('jetlet_bus_messages_terminated_total', 'Messages terminated (or skipped, on ordered consumers) because they failed validation', [
+    'stream',
+    'consumer',
+  ]),
+  handlerErrors: counter('jetlet_bus_handler_errors_total', 'Messages whose handler failed and were redelivered', ['stream', 'consumer']),
+};
