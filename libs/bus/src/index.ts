@@ -1,0 +1,3 @@
+export * from './bus.js';
+export * from './bus.errors.js';
+export * from './bus.module.js';

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { Bus, SequenceConflictError } from '#bus';
+import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
+import { busMetrics } from '#observability';
+import { NatsServer, waitFor } from '../harness/processes.js';
+
+const UID = '7d3f5b3e-1f6a-4a53-9d0e-0a0b0c0d0e0f';
+
+/** The JetStream adapter against a real nats-server. */
+describe('Bus', () => {
+  let nats: NatsServer;
+  let sut: Bus;
+
+  before(async () => {
+    nats = await NatsServer.start();
+    sut = await Bus.connect({ servers: nats.url, name: 'bus-test', source: { component: 'scheduler' } });
+    await sut.ensureStreams();
+  });
+
+  after(async () => {
+    await sut?.close();
+    await nats?.stop();
+  });
+
+  it('creates every stream idempotently', async () => {
+    await sut.ensureStreams();
+    const names: string[] = [];
+    for await (const s of sut.jsm.streams.list()) names.push(s.config.name);
+    assert.deepEqual(names.sort(), Object.values(STREAMS).sort());
+  });
+
+  it('stores a retried publish once: the envelope id is the Nats-Msg-Id', async () => {
+    const subject = SUBJECTS.assignment('dedupe-node', UID);
+    const data = { uid: UID, namespace: 'default', name: 'p', gracePeriodSeconds: 1 };
+    const first = await sut.publish(subject, 'PodUnassigned', data, { correlationId: UID, id: 'fixed-id' });
+    const second = await sut.publish(subject, 'PodUnassigned', data, { correlationId: UID, id: 'fixed-id' });
+    assert.equal(first.duplicate, false);
+    assert.equal(second.duplicate, true);
+    assert.equal(second.seq, first.seq);
+    const info = await sut.jsm.streams.info(STREAMS.assign, { deleted_details: false });
+    assert.equal(info.state.messages, 1);
+  });
+
+  it('writes a complete envelope', async () => {
+    const subject = SUBJECTS.pod('default', 'envelope');
+    const { seq, envelope } = await sut.publish(subject, 'PodScheduled', { uid: UID, nodeName: 'n1' }, { correlationId: UID, causationId: 'cause-1' });
+    const stored = await sut.lastMessage(STREAMS.pods, subject);
+    assert.equal(stored?.seq, seq);
+    assert.deepEqual(JSON.parse(JSON.stringify(stored?.envelope)), envelope);
+    assert.equal(envelope.type, 'PodScheduled');
+    assert.equal(envelope.version, 1);
+    assert.equal(envelope.correlationId, UID);
+    assert.equal(envelope.causationId, 'cause-1');
+    assert.deepEqual(envelope.source, { component: 'scheduler' });
+  });
+
+  it('lets only one of two writers with the same expected sequence win', async () => {
+    const subject = SUBJECTS.pod('default', 'race');
+    const base = await sut.publish(subject, 'PodScheduled', { uid: UID, nodeName: 'n0' }, { correlationId: UID, expectedLastSubjectSequence: 0 });
+    const results = await Promise.allSettled(
+      ['n1', 'n2'].map((nodeName) =>
+        sut.publish(subject, 'PodScheduled', { uid: UID, nodeName }, { correlationId: UID, expectedLastSubjectSequence: base.seq }),
+      ),
+    );
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+    const rejected = results.find((r) => r.status === 'rejected');
+    assert.ok(rejected?.status === 'rejected' && rejected.reason instanceof SequenceConflictError);
+    assert.equal(await sut.lastSubjectSequence(STREAMS.pods, subject), base.seq + 1);
+  });
+
+  it('terminates an invalid message, counts it, and goes on with the next one', async () => {
+    const node = 'term-node';
+    const subject = SUBJECTS.assignment(node, randomUUID());
+    const seen: AnyEnvelope[] = [];
+    const consumerName = `test-${randomUUID().slice(0, 8)}`;
+    const terminatedBefore = (await busMetrics.terminated.get()).values.find((v) => v.labels.consumer === consumerName)?.value ?? 0;
+    const sub = await sut.consume(STREAMS.assign, { durable: consumerName, filterSubject: SUBJECTS.nodeAssignments(node), from: 'all' }, (e) => {
+      seen.push(e);
+    });
+    await sut.js.publish(subject, 'not json at all');
+    await sut.js.publish(
+      subject,
+      JSON.stringify({
+        id: 'x',
+        type: 'PodUnassigned',
+        version: 1,
+        time: new Date().toISOString(),
+        source: { component: 'scheduler' },
+        correlationId: UID,
+        data: { uid: 'nope' },
+      }),
+    );
+    await sut.publish(subject, 'PodUnassigned', { uid: UID, namespace: 'default', name: 'ok', gracePeriodSeconds: 2 }, { correlationId: UID });
+    await waitFor('the valid message', () => seen.length === 1);
+    const terminated = await waitFor('two terminations', async () => {
+      const value = (await busMetrics.terminated.get()).values.find((v) => v.labels.consumer === consumerName)?.value ?? 0;
+      return value - terminatedBefore === 2 ? value : undefined;
+    });
+    assert.ok(terminated);
+    // term and ack are sent without waiting for the server; give it a moment to record them.
+    const info = await waitFor(
+      'acks to settle',
+      async () => {
+        const i = await sut.jsm.consumers.info(STREAMS.assign, consumerName);
+        return i.num_ack_pending === 0 ? i : undefined;
+      },
+      5000,
+    );
+    assert.equal(info.ack_floor.stream_seq, info.delivered.stream_seq, 'nothing left to redeliver');
+    assert.equal(info.num_redelivered, 0);
+    await sub.stop();
+  });
+
+  it('replays the last message per subject, then follows new ones', async () => {
+    const node = 'replay-node';
+    const uids = [randomUUID(), randomUUID()];
+    for (const uid of uids) {
+      for (const grace of [1, 2, 3]) {
+        await sut.publish(
+          SUBJECTS.assignment(node, uid),
+          'PodUnassigned',
+          { uid, namespace: 'default', name: 'r', gracePeriodSeconds: grace },
+          { correlationId: uid },
+        );
+      }
+    }
+    const seen: number[] = [];
+    const sub = await sut.follow(STREAMS.assign, { filterSubject: SUBJECTS.nodeAssignments(node), from: 'last_per_subject' }, (e) => {
+      if (e.type === 'PodUnassigned') seen.push(e.data.gracePeriodSeconds);
+    });
+    await sub.caughtUp;
+    assert.deepEqual(seen, [3, 3]);
+    await sut.publish(
+      SUBJECTS.assignment(node, uids[0] ?? ''),
+      'PodUnassigned',
+      { uid: uids[0] ?? '', namespace: 'default', name: 'r', gracePeriodSeconds: 9 },
+      { correlationId: UID },
+    );
+    await waitFor('the live message', () => seen.length === 3);
+    assert.equal(seen[2], 9);
+    await sub.stop();
+  });
+});

@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '../../..');
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it returns a value other than undefined/false, or throws after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+  intervalMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError instanceof Error ? `: ${lastError.message}` : ''}`);
+    await sleep(intervalMs);
+  }
+}
+
+/** A child process whose output is kept for assertions and failure reports. */
+export class ManagedProcess {
+  readonly output: string[] = [];
+  private exited: Promise<number | null>;
+
+  constructor(
+    readonly name: string,
+    readonly child: ChildProcess,
+  ) {
+    const collect = (chunk: Buffer): void => void this.output.push(...chunk.toString().split('\n').filter(Boolean));
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    this.exited = new Promise((r) => child.once('exit', (code) => r(code)));
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Stops the process with `signal` and waits for it to exit (SIGKILL after 10 s). */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    if (!this.running) return;
+    this.child.kill(signal);
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  async waitForLine(pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+    return waitFor(
+      `${this.name} to print ${pattern}`,
+      () => {
+        if (!this.running && this.child.exitCode !== null) throw new Error(`${this.name} exited with ${this.child.exitCode}:\n${this.tail()}`);
+        return this.output.find((l) => pattern.test(l));
+      },
+      timeoutMs,
+    );
+  }
+
+  tail(lines = 40): string {
+    return this.output.slice(-lines).join('\n');
+  }
+}
+
+/** A real nats-server with JetStream, on a free loopback port and a fresh data directory. */
+export class NatsServer {
+  private constructor(
+    readonly url: string,
+    private readonly process: ManagedProcess,
+    private readonly dataDir: string,
+  ) {}
+
+  static async start(): Promise<NatsServer> {
+    const port = await freePort();
+    const dataDir = mkdtempSync(join(tmpdir(), 'jetlet-nats-'));
+    const child = spawn('nats-server', ['-js', '-sd', dataDir, '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = new ManagedProcess('nats-server', child);
+    await proc.waitForLine(/Server is ready/);
+    return new NatsServer(`nats://127.0.0.1:${port}`, proc, dataDir);
+  }
+
+  async stop(): Promise<void> {
+    await this.process.stop();
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
