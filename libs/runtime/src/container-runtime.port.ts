@@ -1,0 +1,113 @@
+/**
+ * The container-runtime port: what the agent needs from a container engine, shaped
+ * after the CRI (sandbox + containers). The Docker adapter implements it; a hollow
+ * node's in-memory runtime will too. Every call is idempotent where the CRI's is:
+ * creating what exists returns it, stopping what is stopped or removing what is gone
+ * succeeds.
+ */
+
+/** Labels every jetlet container carries; keys are declared once, here. */
+export const LABELS = {
+  managed: 'io.jetlet.managed',
+  node: 'io.jetlet.node',
+  podNamespace: 'io.jetlet.pod.namespace',
+  podName: 'io.jetlet.pod.name',
+  podUid: 'io.jetlet.pod.uid',
+  containerName: 'io.jetlet.container.name',
+  /** 'sandbox' for the pod's pause container, 'container' for an app container. */
+  kind: 'io.jetlet.kind',
+  specHash: 'io.jetlet.container.hash',
+  restartCount: 'io.jetlet.container.restart-count',
+  /** The pod's termination grace, so an orphan is stopped as gently as its pod would have been. */
+  grace: 'io.jetlet.pod.grace',
+} as const;
+
+export type ContainerKind = 'sandbox' | 'container';
+
+export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
+
+/** A container as the runtime reports it. */
+export interface RuntimeContainer {
+  id: string;
+  name: string;
+  image: string;
+  /** Content-addressed image id (sha256:...). */
+  imageId: string;
+  labels: Record<string, string>;
+  state: RuntimeContainerState;
+  /** ISO time; undefined while never started. */
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  exitCode?: number;
+  oomKilled: boolean;
+  /** The engine's error when it could not run the process (e.g. executable not found). */
+  error?: string;
+  /** The IPv4 address on the default bridge (sandboxes only). */
+  ip?: string;
+}
+
+export interface SandboxConfig {
+  /** Deterministic name; creating an existing one returns the existing sandbox. */
+  name: string;
+  image: string;
+  labels: Record<string, string>;
+  hostname: string;
+}
+
+export interface ContainerConfig {
+  /** Deterministic name; creating an existing one returns the existing container. */
+  name: string;
+  image: string;
+  /** Replaces the image's ENTRYPOINT when set (Kubernetes `command`). */
+  entrypoint?: string[];
+  /** Replaces the image's CMD when set (Kubernetes `args`). */
+  cmd?: string[];
+  env: Array<{ name: string; value: string }>;
+  workingDir?: string;
+  labels: Record<string, string>;
+  /** Memory limit in bytes; undefined = unlimited. */
+  memoryLimitBytes?: number;
+  /** CPU limit in nano-CPUs (1 CPU = 1e9); undefined = unlimited. */
+  nanoCpus?: number;
+  /** CPU shares derived from requests.cpu (Kubernetes: milliCPU * 1024 / 1000, min 2). */
+  cpuShares?: number;
+}
+
+export interface RuntimeEvent {
+  containerId: string;
+  /** start, die, oom, kill, stop, destroy, create ... as the engine names them. */
+  action: string;
+  labels: Record<string, string>;
+  exitCode?: number;
+  /** Event time in ms since the epoch. */
+  timeMs: number;
+}
+
+export interface RuntimeInfo {
+  name: string;
+  version: string;
+  apiVersion: string;
+  os: string;
+  kernelVersion: string;
+}
+
+export interface ContainerRuntime {
+  info(): Promise<RuntimeInfo>;
+  imagePresent(image: string): Promise<boolean>;
+  pullImage(image: string): Promise<void>;
+  /** Creates and starts the sandbox; returns it with its IP. */
+  runPodSandbox(config: SandboxConfig): Promise<RuntimeContainer>;
+  /** Creates an app container inside the sandbox's network namespace; returns its id. */
+  createContainer(sandboxId: string, config: ContainerConfig): Promise<string>;
+  startContainer(id: string): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceSeconds`. */
+  stopContainer(id: string, graceSeconds: number): Promise<void>;
+  removeContainer(id: string): Promise<void>;
+  inspectContainer(id: string): Promise<RuntimeContainer | undefined>;
+  /** All containers (running or not) whose labels include every given pair. */
+  listContainers(labels: Record<string, string>): Promise<RuntimeContainer[]>;
+  /** Container events whose labels include every given pair, until the signal aborts. */
+  events(labels: Record<string, string>, signal: AbortSignal): AsyncIterable<RuntimeEvent>;
+  logs(id: string, opts: { tailLines?: number; timestamps?: boolean }): Promise<string>;
+}

@@ -1,0 +1,533 @@
+import { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import Docker from 'dockerode';
+import type DockerModem from 'docker-modem';
+import type {
+  ContainerConfig,
+  ContainerRuntime,
+  RuntimeContainer,
+  RuntimeContainerState,
+  RuntimeEvent,
+  RuntimeInfo,
+  SandboxConfig,
+} from './container-runtime.port.js';
+import { RuntimeError, statusCodeOf } from './runtime.errors.js';
+
+/**
+ * The subset of Docker's `GET /containers/{id}/json` answer the mapping reads. Declared
+ * here rather than using @types/dockerode's ContainerInspectInfo because the engine sends
+ * `null` for several of these (Labels, Networks) and the mapping must not trust the
+ * typings on that; ContainerInspectInfo is assignable to it.
+ */
+export interface DockerContainerJson {
+  Id: string;
+  Name: string;
+  Created: string;
+  Image: string;
+  State: {
+    Status: string;
+    ExitCode?: number | null;
+    OOMKilled?: boolean | null;
+    Error?: string | null;
+    StartedAt?: string | null;
+    FinishedAt?: string | null;
+  };
+  Config?: {
+    Image?: string | null;
+    Labels?: Record<string, string> | null;
+    Tty?: boolean | null;
+  } | null;
+  NetworkSettings?: {
+    IPAddress?: string | null;
+    Networks?: Record<string, { IPAddress?: string | null } | undefined> | null;
+  } | null;
+}
+
+/** Docker's status words mapped onto the port's smaller state set. */
+export function toRuntimeState(status: string): RuntimeContainerState {
+  switch (status) {
+    case 'created':
+      return 'created';
+    // A paused container still has its process; jetlet never pauses, so treat it as up.
+    case 'running':
+    case 'paused':
+      return 'running';
+    // No process is running in any of these, and ExitCode/FinishedAt describe the last run.
+    case 'exited':
+    case 'restarting':
+    case 'removing':
+    case 'dead':
+      return 'exited';
+    default:
+      return 'unknown';
+  }
+}
+
+/**
+ * Normalises Docker's RFC 3339 nano timestamps to `Date#toISOString()` form, so times
+ * from different calls have one fixed width and compare as strings. Docker reports
+ * "0001-01-01T00:00:00Z" (Go's zero time) for "never"; that becomes undefined.
+ */
+export function toIsoTime(raw: string | null | undefined): string | undefined {
+  if (!raw || raw.startsWith('0001-01-01')) return undefined;
+  const ms = Date.parse(raw);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
+
+/** Maps a Docker inspect answer onto the port's container shape. */
+export function toRuntimeContainer(info: DockerContainerJson): RuntimeContainer {
+  const state = toRuntimeState(info.State.Status);
+  const rawExitCode = info.State.ExitCode ?? 0;
+  const networks = info.NetworkSettings?.Networks ?? {};
+  const ip = info.NetworkSettings?.IPAddress || networks['bridge']?.IPAddress || undefined;
+  const container: RuntimeContainer = {
+    id: info.Id,
+    name: info.Name.replace(/^\//, ''),
+    image: info.Config?.Image ?? '',
+    imageId: info.Image,
+    labels: { ...(info.Config?.Labels ?? {}) },
+    state,
+    createdAt: toIsoTime(info.Created) ?? info.Created,
+    oomKilled: info.State.OOMKilled ?? false,
+  };
+  const startedAt = toIsoTime(info.State.StartedAt);
+  if (startedAt !== undefined) container.startedAt = startedAt;
+  const finishedAt = toIsoTime(info.State.FinishedAt);
+  if (finishedAt !== undefined) container.finishedAt = finishedAt;
+  // Docker reports 0 for containers that never ran; a non-zero code on a 'created'
+  // container is a failed start (127/126: executable not found / not executable).
+  if (state === 'exited' || rawExitCode !== 0) container.exitCode = rawExitCode;
+  if (info.State.Error) container.error = info.State.Error;
+  if (ip) container.ip = ip;
+  return container;
+}
+
+/** Docker's `label` filter values for "has every one of these pairs". */
+export function toLabelFilters(labels: Record<string, string>): string[] {
+  return Object.entries(labels).map(([key, value]) => `${key}=${value}`);
+}
+
+/**
+ * Keys Docker puts into a container event's Actor.Attributes next to the container's
+ * labels. A label with one of these names is indistinguishable and gets dropped; jetlet's
+ * own labels are all namespaced (io.jetlet.*), so that costs nothing.
+ */
+const NON_LABEL_ATTRIBUTES = new Set(['name', 'image', 'exitCode', 'signal', 'execID', 'oldName']);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Parses one line of Docker's event stream. Returns undefined for lines that are not a
+ * container event (or not JSON at all) instead of throwing, so one odd line cannot take
+ * down the watch.
+ */
+export function parseEventLine(line: string): RuntimeEvent | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(raw)) return undefined;
+  const type = raw['Type'];
+  if (type !== undefined && type !== 'container') return undefined;
+
+  const actor = isRecord(raw['Actor']) ? raw['Actor'] : {};
+  const attributes = isRecord(actor['Attributes']) ? actor['Attributes'] : {};
+  const id = typeof actor['ID'] === 'string' ? actor['ID'] : raw['id'];
+  // Pre-1.22 engines only sent `status`; keep reading it as a fallback.
+  const rawAction = typeof raw['Action'] === 'string' ? raw['Action'] : raw['status'];
+  if (typeof id !== 'string' || id === '' || typeof rawAction !== 'string') return undefined;
+  // exec_start/exec_create/health_status carry detail after a colon ("exec_start: sh -c ...").
+  const action = rawAction.split(':', 1)[0].trim();
+  if (action === '') return undefined;
+
+  const labels: Record<string, string> = {};
+  for (const [key, value] of Object.entries(attributes)) {
+    if (!NON_LABEL_ATTRIBUTES.has(key) && typeof value === 'string') labels[key] = value;
+  }
+
+  let timeMs: number;
+  if (typeof raw['timeNano'] === 'number') {
+    // timeNano exceeds 2^53 so JSON.parse rounds it, but only below the microsecond.
+    timeMs = Math.floor(raw['timeNano'] / 1e6);
+  } else if (typeof raw['time'] === 'number') {
+    timeMs = raw['time'] * 1000;
+  } else {
+    timeMs = Date.now();
+  }
+
+  const event: RuntimeEvent = { containerId: id, action, labels, timeMs };
+  // exec_die also carries an exitCode, but that is the exec's, not the container's.
+  if (action === 'die' && typeof attributes['exitCode'] === 'string') {
+    const exitCode = Number.parseInt(attributes['exitCode'], 10);
+    if (Number.isFinite(exitCode)) event.exitCode = exitCode;
+  }
+  return event;
+}
+
+/**
+ * Splits a byte stream into lines regardless of how the transport cut it: a chunk may
+ * hold half a line, several lines, or end inside a multi-byte UTF-8 character. Blank
+ * lines are skipped; a final line without a newline is still yielded.
+ */
+export async function* splitLines(chunks: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+  for await (const chunk of chunks) {
+    pending += typeof chunk === 'string' ? chunk : decoder.write(chunk);
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, newline).trim();
+      pending = pending.slice(newline + 1);
+      if (line !== '') yield line;
+    }
+  }
+  const rest = (pending + decoder.end()).trim();
+  if (rest !== '') yield rest;
+}
+
+/**
+ * Turns a non-TTY container's log stream into text. Docker multiplexes stdout and stderr
+ * into frames of an 8-byte header ([stream, 0, 0, 0, size as uint32 BE]) plus payload;
+ * the frames are concatenated in the order Docker sent them. A truncated last frame
+ * contributes what it has.
+ */
+export function demuxLogFrames(data: Buffer): string {
+  const parts: Buffer[] = [];
+  let offset = 0;
+  while (offset + 8 <= data.length) {
+    const size = data.readUInt32BE(offset + 4);
+    const start = offset + 8;
+    const end = Math.min(start + size, data.length);
+    parts.push(data.subarray(start, end));
+    offset = start + size;
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+type DockerOrOptions = Docker | Docker.DockerOptions;
+
+function isDockerode(value: DockerOrOptions): value is Docker {
+  // Duck-typed as well, so an instance from another copy of dockerode works.
+  return value instanceof Docker || typeof (value as Partial<Docker>).getContainer === 'function';
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message.trim() : String(err);
+}
+
+/**
+ * The Docker Engine adapter of the container-runtime port (API 1.41 / Docker 20.10+).
+ * Idempotency follows the CRI: creating an existing name returns it, stopping a stopped
+ * or missing container and removing a missing one succeed.
+ */
+export class DockerRuntime implements ContainerRuntime {
+  private readonly docker: Docker;
+
+  /** Without an argument dockerode's defaults apply: DOCKER_HOST, else /var/run/docker.sock. */
+  constructor(docker?: DockerOrOptions) {
+    if (docker === undefined) this.docker = new Docker();
+    else if (isDockerode(docker)) this.docker = docker;
+    else this.docker = new Docker(docker);
+  }
+
+  async info(): Promise<RuntimeInfo> {
+    try {
+      const [version, info] = await Promise.all([this.docker.version(), this.docker.info() as Promise<unknown>]);
+      const details = isRecord(info) ? info : {};
+      const str = (value: unknown, fallback: string): string => (typeof value === 'string' && value !== '' ? value : fallback);
+      return {
+        name: 'docker',
+        version: version.Version,
+        apiVersion: version.ApiVersion,
+        // The distribution ("Debian GNU/Linux 12 (bookworm)") says more than GOOS ("linux").
+        os: str(details['OperatingSystem'], version.Os),
+        kernelVersion: str(details['KernelVersion'], version.KernelVersion),
+      };
+    } catch (err) {
+      throw this.wrap(err, 'query engine info');
+    }
+  }
+
+  async imagePresent(image: string): Promise<boolean> {
+    try {
+      await this.docker.getImage(image).inspect();
+      return true;
+    } catch (err) {
+      if (statusCodeOf(err) === 404) return false;
+      throw this.wrap(err, `inspect image ${image}`);
+    }
+  }
+
+  async pullImage(image: string): Promise<void> {
+    let stream: NodeJS.ReadableStream;
+    try {
+      // dockerode adds ':latest' when the reference has no tag; without it the engine would pull every tag.
+      stream = await this.docker.pull(image);
+    } catch (err) {
+      throw this.wrap(err, `pull image ${image}`);
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.docker.modem.followProgress(stream, (err, output) => {
+        if (err) {
+          reject(this.wrap(err, `pull image ${image}`));
+          return;
+        }
+        // The engine answers 200 and then reports failures (unknown manifest, auth,
+        // network) as a progress message, so completion alone does not mean success.
+        const failure = output.map(progressError).find((message) => message !== undefined);
+        if (failure !== undefined) reject(new RuntimeError(`docker pull image ${image} failed: ${failure}`));
+        else resolve();
+      });
+    });
+  }
+
+  async runPodSandbox(config: SandboxConfig): Promise<RuntimeContainer> {
+    const id = await this.createOrAdopt(config.name, {
+      name: config.name,
+      Image: config.image,
+      Hostname: config.hostname,
+      Labels: { ...config.labels },
+      HostConfig: { NetworkMode: 'bridge' },
+    });
+    // Also covers an adopted sandbox that exists but is not running; 304 = already running.
+    await this.startContainer(id);
+    const sandbox = await this.inspectContainer(id);
+    if (sandbox === undefined) {
+      throw new RuntimeError(`docker run sandbox ${config.name} failed: container ${id} vanished after start`, {
+        statusCode: 404,
+      });
+    }
+    return sandbox;
+  }
+
+  async createContainer(sandboxId: string, config: ContainerConfig): Promise<string> {
+    const hostConfig: Docker.HostConfig = { NetworkMode: `container:${sandboxId}` };
+    if (config.memoryLimitBytes !== undefined) hostConfig.Memory = config.memoryLimitBytes;
+    if (config.nanoCpus !== undefined) hostConfig.NanoCpus = config.nanoCpus;
+    if (config.cpuShares !== undefined) hostConfig.CpuShares = config.cpuShares;
+
+    const options: Docker.ContainerCreateOptions = {
+      name: config.name,
+      Image: config.image,
+      Env: config.env.map(({ name, value }) => `${name}=${value}`),
+      Labels: { ...config.labels },
+      HostConfig: hostConfig,
+    };
+    // Kubernetes semantics: command replaces ENTRYPOINT, args replace CMD, and an empty
+    // list means "not set". Cmd is deliberately left out when only the entrypoint is
+    // given: the engine (verified on 20.10) inherits the image CMD only when Entrypoint
+    // is unset too, so the image CMD is not appended. Sending Cmd: [] would not help
+    // either way, since the engine treats an empty Cmd as unset.
+    if (config.entrypoint !== undefined && config.entrypoint.length > 0) options.Entrypoint = [...config.entrypoint];
+    if (config.cmd !== undefined && config.cmd.length > 0) options.Cmd = [...config.cmd];
+    if (config.workingDir) options.WorkingDir = config.workingDir;
+    return this.createOrAdopt(config.name, options);
+  }
+
+  async startContainer(id: string): Promise<void> {
+    try {
+      await this.docker.getContainer(id).start();
+    } catch (err) {
+      if (statusCodeOf(err) === 304) return;
+      throw this.wrap(err, `start container ${id}`);
+    }
+  }
+
+  async stopContainer(id: string, graceSeconds: number): Promise<void> {
+    try {
+      // The engine wants whole seconds; round up so the process never gets less grace than asked.
+      await this.docker.getContainer(id).stop({ t: Math.max(0, Math.ceil(graceSeconds)) });
+    } catch (err) {
+      const status = statusCodeOf(err);
+      if (status === 304 || status === 404) return;
+      throw this.wrap(err, `stop container ${id}`);
+    }
+  }
+
+  async removeContainer(id: string): Promise<void> {
+    try {
+      // v: anonymous volumes would otherwise leak with every removed container (dockershim did the same).
+      await this.docker.getContainer(id).remove({ force: true, v: true });
+    } catch (err) {
+      const status = statusCodeOf(err);
+      if (status === 404) return;
+      // A concurrent remove of the same container: the outcome we want is already under way.
+      if (status === 409 && /already in progress/i.test(errorMessage(err))) return;
+      throw this.wrap(err, `remove container ${id}`);
+    }
+  }
+
+  async inspectContainer(id: string): Promise<RuntimeContainer | undefined> {
+    const info = await this.inspectRaw(id);
+    return info === undefined ? undefined : toRuntimeContainer(info);
+  }
+
+  async listContainers(labels: Record<string, string>): Promise<RuntimeContainer[]> {
+    let listed: Docker.ContainerInfo[];
+    try {
+      listed = await this.docker.listContainers({ all: true, filters: { label: toLabelFilters(labels) } });
+    } catch (err) {
+      throw this.wrap(err, `list containers with labels ${describeLabels(labels)}`);
+    }
+    return this.inspectListed(listed.map((c) => c.Id));
+  }
+
+  async *events(labels: Record<string, string>, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+    if (signal.aborted) return;
+    const what = `watch events with labels ${describeLabels(labels)}`;
+    let source: NodeJS.ReadableStream;
+    try {
+      // No abortSignal for dockerode: aborting its request makes the response emit an
+      // error after we are gone; destroying the stream ourselves is quieter.
+      source = await this.docker.getEvents({
+        filters: { type: ['container'], label: toLabelFilters(labels) },
+      });
+    } catch (err) {
+      if (signal.aborted) return;
+      throw this.wrap(err, what);
+    }
+    const stream = source instanceof Readable ? source : new Readable().wrap(source);
+    const onAbort = (): void => {
+      stream.destroy();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (signal.aborted) return;
+      for await (const line of splitLines(stream)) {
+        const event = parseEventLine(line);
+        if (event !== undefined) yield event;
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      throw this.wrap(err, what);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      // A destroyed socket can still report a reset afterwards; with no listener left
+      // that would be an uncaught 'error' event.
+      stream.on('error', () => undefined);
+      stream.destroy();
+    }
+    if (signal.aborted) return;
+    // The engine never ends the stream on its own while it is up (daemon restart, proxy
+    // timeout): surface it so the caller reconnects and relists.
+    throw new RuntimeError(`docker ${what} failed: event stream ended unexpectedly`);
+  }
+
+  async logs(id: string, opts: { tailLines?: number; timestamps?: boolean }): Promise<string> {
+    const info = await this.inspectRaw(id);
+    if (info === undefined) {
+      throw new RuntimeError(`docker read logs of container ${id} failed: no such container`, { statusCode: 404 });
+    }
+    let data: Buffer;
+    try {
+      data = await this.readStream({
+        path: `/containers/${encodeURIComponent(id)}/logs?`,
+        method: 'GET',
+        options: {
+          stdout: true,
+          stderr: true,
+          follow: false,
+          timestamps: opts.timestamps ?? false,
+          tail: opts.tailLines === undefined ? 'all' : String(Math.max(0, Math.floor(opts.tailLines))),
+        },
+        // Read as a raw stream: dockerode's buffered mode JSON-parses the body and would
+        // hand back a number or object for a TTY container that printed valid JSON.
+        isStream: true,
+        statusCodes: { 200: true, 404: 'no such container', 500: 'server error' },
+      });
+    } catch (err) {
+      throw this.wrap(err, `read logs of container ${id}`);
+    }
+    return info.Config?.Tty ? data.toString('utf8') : demuxLogFrames(data);
+  }
+
+  /** Inspects by id or name; undefined when the engine does not know it. */
+  private async inspectRaw(idOrName: string): Promise<DockerContainerJson | undefined> {
+    try {
+      return await this.docker.getContainer(idOrName).inspect();
+    } catch (err) {
+      if (statusCodeOf(err) === 404) return undefined;
+      throw this.wrap(err, `inspect container ${idOrName}`);
+    }
+  }
+
+  /**
+   * Turns list results into full containers. Costs one inspect per container, because the
+   * list answer has no start/finish times, exit code, OOM flag or error; acceptable at a
+   * node's container count, and the one place to batch or cache if it ever is not.
+   * Containers removed between list and inspect are dropped.
+   */
+  private async inspectListed(ids: string[]): Promise<RuntimeContainer[]> {
+    const infos = await Promise.all(ids.map((id) => this.inspectRaw(id)));
+    return infos.filter((info) => info !== undefined).map(toRuntimeContainer);
+  }
+
+  /**
+   * Creates a container under a deterministic name; if the name is taken (409) the
+   * existing container is adopted, since that means an earlier attempt already created
+   * it (SwarmKit's approach). Returns the container id.
+   */
+  private async createOrAdopt(name: string, options: Docker.ContainerCreateOptions): Promise<string> {
+    try {
+      const created = await this.docker.createContainer(options);
+      return created.id;
+    } catch (err) {
+      if (statusCodeOf(err) !== 409) throw this.wrap(err, `create container ${name}`);
+      const existing = await this.inspectRaw(name);
+      // Removed between our conflict and the inspect: report the conflict rather than loop.
+      if (existing === undefined) throw this.wrap(err, `create container ${name}`);
+      return existing.Id;
+    }
+  }
+
+  private readStream(dialOptions: DockerModem.DialOptions): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      this.docker.modem.dial(dialOptions, (err, result) => {
+        if (err) {
+          reject(err);
+          return;
+        }
+        if (Buffer.isBuffer(result)) {
+          resolve(result);
+          return;
+        }
+        if (!(result instanceof Readable)) {
+          reject(new Error('engine answered without a readable body'));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        result.on('data', (chunk: Buffer | string) => {
+          chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+        });
+        result.once('error', reject);
+        result.once('end', () => resolve(Buffer.concat(chunks)));
+      });
+    });
+  }
+
+  private wrap(err: unknown, operation: string): RuntimeError {
+    if (err instanceof RuntimeError) return err;
+    return new RuntimeError(`docker ${operation} failed: ${errorMessage(err)}`, {
+      cause: err,
+      statusCode: statusCodeOf(err),
+    });
+  }
+}
+
+function describeLabels(labels: Record<string, string>): string {
+  const pairs = toLabelFilters(labels);
+  return pairs.length === 0 ? '(any)' : pairs.join(',');
+}
+
+/** The error text of one pull progress message, if it reports a failure. */
+function progressError(message: unknown): string | undefined {
+  if (!isRecord(message)) return undefined;
+  if (typeof message['error'] === 'string' && message['error'] !== '') return message['error'];
+  const detail = message['errorDetail'];
+  if (isRecord(detail) && typeof detail['message'] === 'string' && detail['message'] !== '') return detail['message'];
+  return undefined;
+}

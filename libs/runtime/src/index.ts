@@ -1,0 +1,3 @@
+export * from './container-runtime.port.js';
+export * from './docker.runtime.js';
+export * from './runtime.errors.js';

@@ -1,0 +1,257 @@
+/**
+ * DockerRuntime against the real engine at /var/run/docker.sock (or DOCKER_HOST). Uses
+ * only the local images jetlet/pause:1.0 and jetlet/busybox:1.35; never pulls from a
+ * public registry. Everything it creates carries a per-run node label and is removed in
+ * `after`.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Docker from 'dockerode';
+import { DockerRuntime, LABELS, RuntimeError, type ContainerConfig, type RuntimeContainer, type RuntimeEvent } from '../../libs/runtime/src/index.js';
+
+const PAUSE_IMAGE = 'jetlet/pause:1.0';
+const BUSYBOX_IMAGE = 'jetlet/busybox:1.35';
+const runId = randomUUID().slice(0, 8);
+const prefix = `rt-test-${runId}`;
+const nodeLabels = { [LABELS.managed]: 'true', [LABELS.node]: prefix };
+
+function appConfig(name: string, overrides: Partial<ContainerConfig> = {}): ContainerConfig {
+  return {
+    name: `${prefix}-${name}`,
+    image: BUSYBOX_IMAGE,
+    env: [],
+    labels: { ...nodeLabels, [LABELS.kind]: 'container', [LABELS.containerName]: name },
+    ...overrides,
+  };
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+describe('DockerRuntime (real engine)', { timeout: 120_000 }, () => {
+  const sut = new DockerRuntime();
+  // A second client for assertions the port does not expose (HostConfig).
+  const docker = new Docker();
+  let sandbox: RuntimeContainer;
+
+  before(async () => {
+    assert.equal(await sut.imagePresent(PAUSE_IMAGE), true, `${PAUSE_IMAGE} must exist locally`);
+    assert.equal(await sut.imagePresent(BUSYBOX_IMAGE), true, `${BUSYBOX_IMAGE} must exist locally`);
+  });
+
+  after(async () => {
+    const leftovers = await sut.listContainers({ [LABELS.node]: prefix });
+    await Promise.all(leftovers.map((c) => sut.removeContainer(c.id)));
+    assert.deepEqual(await sut.listContainers({ [LABELS.node]: prefix }), []);
+  });
+
+  it('reports engine info', async () => {
+    const info = await sut.info();
+    assert.equal(info.name, 'docker');
+    assert.match(info.version, /^\d+\.\d+/);
+    assert.match(info.apiVersion, /^1\.\d+$/);
+    assert.ok(info.os.length > 0);
+    assert.ok(info.kernelVersion.length > 0);
+  });
+
+  it('tells present from absent images', async () => {
+    assert.equal(await sut.imagePresent(BUSYBOX_IMAGE), true);
+    assert.equal(await sut.imagePresent(`jetlet/absent-${runId}:0`), false);
+  });
+
+  it('rejects a pull that cannot succeed with a RuntimeError', async () => {
+    // A registry on a closed loopback port: fails fast and never leaves the machine.
+    await assert.rejects(sut.pullImage(`127.0.0.1:1/jetlet/absent-${runId}:0`), (err: unknown) => {
+      assert.ok(err instanceof RuntimeError);
+      assert.match(err.message, /pull image 127\.0\.0\.1:1\/jetlet\/absent/);
+      return true;
+    });
+  });
+
+  it('runs a sandbox with an IP and adopts it when run again', async () => {
+    const config = {
+      name: `${prefix}-sandbox`,
+      image: PAUSE_IMAGE,
+      hostname: 'web-0',
+      labels: { ...nodeLabels, [LABELS.kind]: 'sandbox' },
+    };
+    sandbox = await sut.runPodSandbox(config);
+    assert.equal(sandbox.state, 'running');
+    assert.match(sandbox.ip ?? '', /^\d+\.\d+\.\d+\.\d+$/);
+    assert.equal(sandbox.name, config.name);
+    assert.equal(sandbox.image, PAUSE_IMAGE);
+    assert.match(sandbox.imageId, /^sha256:/);
+    assert.equal(sandbox.labels[LABELS.kind], 'sandbox');
+    assert.ok(sandbox.startedAt);
+    assert.equal(sandbox.exitCode, undefined);
+
+    const again = await sut.runPodSandbox(config);
+    assert.equal(again.id, sandbox.id);
+    assert.equal(again.ip, sandbox.ip);
+  });
+
+  it('restarts an adopted sandbox that is not running', async () => {
+    const config = {
+      name: `${prefix}-sandbox-stopped`,
+      image: PAUSE_IMAGE,
+      hostname: 'stopped',
+      labels: { ...nodeLabels, [LABELS.kind]: 'sandbox' },
+    };
+    const first = await sut.runPodSandbox(config);
+    await sut.stopContainer(first.id, 2);
+    assert.equal((await sut.inspectContainer(first.id))?.state, 'exited');
+    const again = await sut.runPodSandbox(config);
+    assert.equal(again.id, first.id);
+    assert.equal(again.state, 'running');
+    assert.ok(again.ip);
+  });
+
+  it('runs an app container in the sandbox, lists it by label and returns its logs', async () => {
+    const config = appConfig('app', {
+      entrypoint: ['sh', '-c', 'echo hi; sleep 30'],
+      memoryLimitBytes: 64 * 1024 * 1024,
+      nanoCpus: 500_000_000,
+      cpuShares: 512,
+    });
+    const id = await sut.createContainer(sandbox.id, config);
+    await sut.startContainer(id);
+    await sut.startContainer(id); // 304: already started
+
+    const listed = await sut.listContainers({ [LABELS.node]: prefix, [LABELS.containerName]: 'app' });
+    assert.equal(listed.length, 1);
+    assert.equal(listed[0].id, id);
+    assert.equal(listed[0].state, 'running');
+    assert.equal(listed[0].name, config.name);
+    assert.equal(listed[0].ip, undefined);
+
+    const logs = await waitFor('hi in logs', async () => {
+      const text = await sut.logs(id, {});
+      return text.includes('hi') ? text : undefined;
+    });
+    assert.equal(logs, 'hi\n');
+
+    const raw = await docker.getContainer(id).inspect();
+    assert.equal(raw.HostConfig.NetworkMode, `container:${sandbox.id}`);
+    assert.equal(raw.HostConfig.Memory, 64 * 1024 * 1024);
+    assert.equal(raw.HostConfig.NanoCpus, 500_000_000);
+    assert.equal(raw.HostConfig.CpuShares, 512);
+  });
+
+  it('returns the same id when the same name is created twice', async () => {
+    const config = appConfig('twice', { entrypoint: ['sleep', '30'] });
+    const first = await sut.createContainer(sandbox.id, config);
+    const second = await sut.createContainer(sandbox.id, config);
+    assert.equal(second, first);
+  });
+
+  it('applies command/args with Kubernetes semantics, env and working dir', async () => {
+    // busybox's image CMD is ["sh"]; a command alone must not get it appended.
+    const commandOnly = await sut.createContainer(sandbox.id, appConfig('cmd-only', { entrypoint: ['echo', 'x'] }));
+    // args alone replace CMD and keep the (empty) image entrypoint.
+    const argsOnly = await sut.createContainer(sandbox.id, appConfig('args-only', { cmd: ['echo', 'y'] }));
+    const both = await sut.createContainer(
+      sandbox.id,
+      appConfig('both', {
+        entrypoint: ['sh', '-c'],
+        cmd: ['echo "$GREETING from $(pwd)"; echo one; echo two'],
+        env: [{ name: 'GREETING', value: 'hello world' }],
+        workingDir: '/tmp',
+      }),
+    );
+    for (const id of [commandOnly, argsOnly, both]) await sut.startContainer(id);
+    for (const id of [commandOnly, argsOnly, both]) {
+      const done = await waitFor('exit', async () => {
+        const c = await sut.inspectContainer(id);
+        return c?.state === 'exited' ? c : undefined;
+      });
+      assert.equal(done.exitCode, 0);
+      assert.ok(done.finishedAt);
+    }
+    assert.equal(await sut.logs(commandOnly, {}), 'x\n');
+    assert.equal(await sut.logs(argsOnly, {}), 'y\n');
+    assert.equal(await sut.logs(both, {}), 'hello world from /tmp\none\ntwo\n');
+    assert.equal(await sut.logs(both, { tailLines: 1 }), 'two\n');
+    assert.match(await sut.logs(both, { tailLines: 1, timestamps: true }), /^\d{4}-\d\d-\d\dT\S+ two\n$/);
+  });
+
+  it('reports a container that cannot start with its error', async () => {
+    const id = await sut.createContainer(sandbox.id, appConfig('bad', { entrypoint: ['/no/such/binary'] }));
+    await assert.rejects(sut.startContainer(id), (err: unknown) => {
+      assert.ok(err instanceof RuntimeError);
+      assert.match(err.message, new RegExp(`start container ${id}`));
+      assert.equal(err.statusCode, 400);
+      return true;
+    });
+    const c = await sut.inspectContainer(id);
+    assert.equal(c?.state, 'created');
+    assert.equal(c?.exitCode, 127);
+    assert.match(c?.error ?? '', /no such file or directory/);
+  });
+
+  it('stops and removes idempotently', async () => {
+    const id = await sut.createContainer(sandbox.id, appConfig('stoppable', { entrypoint: ['sleep', '30'] }));
+    await sut.startContainer(id);
+    // busybox sleep as PID 1 ignores SIGTERM, so this also exercises the SIGKILL after grace.
+    await sut.stopContainer(id, 1);
+    const stopped = await sut.inspectContainer(id);
+    assert.equal(stopped?.state, 'exited');
+    await sut.stopContainer(id, 1); // 304
+    await sut.removeContainer(id);
+    await sut.removeContainer(id); // 404
+    await sut.stopContainer(id, 1); // 404
+    assert.equal(await sut.inspectContainer(id), undefined);
+    await assert.rejects(sut.logs(id, {}), (err: unknown) => err instanceof RuntimeError && err.statusCode === 404);
+  });
+
+  it('streams start and die (with exit code) events for matching labels until aborted', async () => {
+    const labels = { [LABELS.node]: prefix, [LABELS.containerName]: 'events' };
+    const seen: RuntimeEvent[] = [];
+    const controller = new AbortController();
+    const consumer = (async () => {
+      for await (const event of sut.events(labels, controller.signal)) seen.push(event);
+    })();
+    try {
+      // The subscription is established asynchronously; give it a moment before acting.
+      await sleep(500);
+      // Not matching the filter: must not show up.
+      const other = await sut.createContainer(sandbox.id, appConfig('not-events', { entrypoint: ['true'] }));
+      await sut.startContainer(other);
+      const id = await sut.createContainer(sandbox.id, appConfig('events', { entrypoint: ['sh', '-c', 'exit 3'] }));
+      await sut.startContainer(id);
+
+      const die = await waitFor('die event', async () => seen.find((e) => e.containerId === id && e.action === 'die'));
+      assert.equal(die.exitCode, 3);
+      assert.equal(die.labels[LABELS.node], prefix);
+      assert.equal(die.labels['name'], undefined);
+      assert.ok(Math.abs(die.timeMs - Date.now()) < 60_000);
+      const start = seen.find((e) => e.containerId === id && e.action === 'start');
+      assert.ok(start, `start event missing; saw ${seen.map((e) => e.action).join(',')}`);
+      assert.ok(start.timeMs <= die.timeMs);
+      assert.equal(start.exitCode, undefined);
+      assert.equal(
+        seen.some((e) => e.containerId === other),
+        false,
+      );
+    } finally {
+      controller.abort();
+    }
+    await consumer; // ends without throwing once aborted
+  });
+
+  it('ends events immediately for an already aborted signal', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const seen: RuntimeEvent[] = [];
+    for await (const event of sut.events({ [LABELS.node]: prefix }, controller.signal)) seen.push(event);
+    assert.deepEqual(seen, []);
+  });
+});
