@@ -1,0 +1,246 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AnyEnvelope, NodeObject } from '#contracts';
+import { NodeTable, isNodeReady, nodeView, pickNode, type NodeCandidate, type NodeRecord } from './node-table.js';
+
+const T0 = Date.parse('2024-05-01T10:00:00.000Z');
+const iso = (ms: number): string => new Date(ms).toISOString();
+const GRACE_MS = 40_000;
+
+function nodeObject(name: string, labels: Record<string, string> = {}): NodeObject {
+  return {
+    metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } },
+    spec: {},
+    status: {
+      capacity: { cpu: '4', memory: '8Gi', pods: '110' },
+      allocatable: { cpu: '4', memory: '8Gi', pods: '110' },
+      addresses: [{ type: 'InternalIP', address: '10.0.0.11' }],
+      nodeInfo: {
+        kubeletVersion: 'jetlet/0.1.0',
+        containerRuntimeVersion: 'docker://24.0.7',
+        operatingSystem: 'linux',
+        architecture: 'amd64',
+        kernelVersion: '6.1.0',
+        osImage: 'Debian GNU/Linux 12',
+      },
+    },
+  };
+}
+
+function registered(name: string, atMs: number, labels: Record<string, string> = {}): AnyEnvelope {
+  return {
+    id: `reg-${name}-${atMs}`,
+    type: 'NodeRegistered',
+    version: 1,
+    time: iso(atMs),
+    source: { component: 'agent', node: name },
+    correlationId: name,
+    data: { nodeName: name, node: nodeObject(name, labels) },
+  };
+}
+
+function heartbeat(name: string, atMs: number, runningPods: number): AnyEnvelope {
+  return {
+    id: `hb-${name}-${atMs}`,
+    type: 'NodeHeartbeat',
+    version: 1,
+    time: iso(atMs),
+    source: { component: 'agent', node: name },
+    correlationId: name,
+    data: { nodeName: name, renewTime: iso(atMs), runningPods },
+  };
+}
+
+function candidate(name: string, overrides: Partial<NodeCandidate> = {}): NodeCandidate {
+  return { name, labels: {}, ready: true, unschedulable: false, pods: 0, maxPods: 110, ...overrides };
+}
+
+function record(lastHeartbeatMs: number): NodeRecord {
+  return { name: 'node-1', node: nodeObject('node-1'), resourceVersion: 7, lastHeartbeatMs, runningPods: 2 };
+}
+
+describe('NodeTable', () => {
+  it('records a registered node with its registration time as heartbeat', () => {
+    const sut = new NodeTable();
+
+    sut.apply(registered('node-1', T0, { disk: 'ssd' }), 1);
+
+    assert.deepEqual(sut.get('node-1'), {
+      name: 'node-1',
+      node: nodeObject('node-1', { disk: 'ssd' }),
+      resourceVersion: 1,
+      lastHeartbeatMs: T0,
+      runningPods: 0,
+    });
+  });
+
+  it('moves heartbeat time, pod count and resourceVersion forward on a heartbeat', () => {
+    const sut = new NodeTable();
+    sut.apply(registered('node-1', T0), 1);
+
+    sut.apply(heartbeat('node-1', T0 + 10_000, 4), 5);
+
+    const node = sut.get('node-1');
+    assert.equal(node?.lastHeartbeatMs, T0 + 10_000);
+    assert.equal(node?.runningPods, 4);
+    assert.equal(node?.resourceVersion, 5);
+  });
+
+  it('never moves the heartbeat time backwards', () => {
+    const sut = new NodeTable();
+    sut.apply(registered('node-1', T0), 1);
+    sut.apply(heartbeat('node-1', T0 + 10_000, 1), 2);
+
+    sut.apply(heartbeat('node-1', T0 + 5_000, 1), 3);
+
+    assert.equal(sut.get('node-1')?.lastHeartbeatMs, T0 + 10_000);
+  });
+
+  it('keeps the pod count and the newest heartbeat across a re-registration', () => {
+    const sut = new NodeTable();
+    sut.apply(registered('node-1', T0), 1);
+    sut.apply(heartbeat('node-1', T0 + 30_000, 6), 2);
+
+    sut.apply(registered('node-1', T0 + 20_000, { zone: 'b' }), 3);
+
+    const node = sut.get('node-1');
+    assert.equal(node?.runningPods, 6);
+    assert.equal(node?.lastHeartbeatMs, T0 + 30_000);
+    assert.deepEqual(node?.node.metadata.labels, { 'kubernetes.io/hostname': 'node-1', zone: 'b' });
+  });
+
+  it('ignores a heartbeat from a node that never registered', () => {
+    const sut = new NodeTable();
+
+    const result = sut.apply(heartbeat('ghost', T0, 1), 1);
+
+    assert.equal(result, undefined);
+    assert.deepEqual(sut.list(), []);
+  });
+
+  it('lists nodes by name', () => {
+    const sut = new NodeTable();
+    for (const [i, name] of ['node-c', 'node-a', 'node-b'].entries()) sut.apply(registered(name, T0), i + 1);
+
+    assert.deepEqual(
+      sut.list().map((n) => n.name),
+      ['node-a', 'node-b', 'node-c'],
+    );
+  });
+});
+
+describe('isNodeReady', () => {
+  it('is ready up to exactly the grace period after the last heartbeat, not after', () => {
+    assert.equal(isNodeReady(record(T0), T0 + GRACE_MS, GRACE_MS), true);
+    assert.equal(isNodeReady(record(T0), T0 + GRACE_MS + 1, GRACE_MS), false);
+  });
+});
+
+describe('nodeView', () => {
+  it('shows a Kubernetes Node with Ready True while heartbeats are fresh', () => {
+    const sut = nodeView(record(T0), T0 + 5_000, GRACE_MS);
+
+    assert.equal(sut.apiVersion, 'v1');
+    assert.equal(sut.kind, 'Node');
+    assert.equal(sut.metadata.resourceVersion, '7');
+    assert.deepEqual(sut.status.conditions, [
+      { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'jetlet agent is posting ready status', lastHeartbeatTime: iso(T0) },
+    ]);
+  });
+
+  it('shows Ready Unknown once the heartbeat is older than the grace period', () => {
+    const sut = nodeView(record(T0), T0 + GRACE_MS + 1, GRACE_MS);
+
+    assert.deepEqual(sut.status.conditions, [
+      { type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: iso(T0) },
+    ]);
+  });
+
+  it('replaces a Ready condition the agent sent and keeps the others', () => {
+    const input = record(T0);
+    input.node.status.conditions = [
+      { type: 'Ready', status: 'True' },
+      { type: 'MemoryPressure', status: 'False' },
+    ];
+
+    const sut = nodeView(input, T0 + GRACE_MS * 10, GRACE_MS);
+
+    assert.deepEqual(
+      sut.status.conditions?.map((c) => [c.type, c.status]),
+      [
+        ['MemoryPressure', 'False'],
+        ['Ready', 'Unknown'],
+      ],
+    );
+  });
+});
+
+describe('pickNode', () => {
+  it('picks the least loaded node', () => {
+    const sut = pickNode(undefined, [candidate('node-a', { pods: 3 }), candidate('node-b', { pods: 1 }), candidate('node-c', { pods: 2 })]);
+
+    assert.deepEqual(sut, { node: 'node-b' });
+  });
+
+  it('breaks a tie by name, whatever the order of the candidates', () => {
+    const sut = pickNode(undefined, [candidate('node-c', { pods: 1 }), candidate('node-b', { pods: 1 }), candidate('node-a', { pods: 2 })]);
+
+    assert.deepEqual(sut, { node: 'node-b' });
+  });
+
+  it('only considers nodes carrying every nodeSelector label', () => {
+    const sut = pickNode({ disk: 'ssd', zone: 'a' }, [
+      candidate('node-a', { labels: { disk: 'ssd' } }),
+      candidate('node-b', { labels: { disk: 'ssd', zone: 'a' }, pods: 9 }),
+      candidate('node-c', { labels: { disk: 'hdd', zone: 'a' } }),
+    ]);
+
+    assert.deepEqual(sut, { node: 'node-b' });
+  });
+
+  it('skips not-ready, unschedulable and full nodes', () => {
+    const sut = pickNode(undefined, [
+      candidate('node-a', { ready: false }),
+      candidate('node-b', { unschedulable: true }),
+      candidate('node-c', { pods: 110 }),
+      candidate('node-d', { pods: 50 }),
+    ]);
+
+    assert.deepEqual(sut, { node: 'node-d' });
+  });
+
+  it('explains why no node fits, counting each reason, as the Kubernetes scheduler does', () => {
+    const sut = pickNode({ disk: 'ssd' }, [
+      candidate('node-a', { labels: { disk: 'hdd' } }),
+      candidate('node-b', { ready: false, labels: { disk: 'ssd' } }),
+      candidate('node-c', { ready: false, labels: { disk: 'ssd' } }),
+    ]);
+
+    assert.deepEqual(sut, {
+      message:
+        "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 node(s) had untolerated taint {node.kubernetes.io/not-ready: }.",
+    });
+  });
+
+  it('names unschedulable and full nodes in the message', () => {
+    const sut = pickNode(undefined, [candidate('node-a', { pods: 5, maxPods: 5 }), candidate('node-b', { unschedulable: true })]);
+
+    assert.deepEqual(sut, { message: '0/2 nodes are available: 1 Too many pods, 1 node(s) were unschedulable.' });
+  });
+
+  it('sorts the reasons as Kubernetes does, so the message does not depend on the order of the candidates', () => {
+    const nodes = [candidate('node-a', { ready: false }), candidate('node-b', { labels: { disk: 'hdd' } })];
+
+    const expected = {
+      message:
+        "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }.",
+    };
+
+    assert.deepEqual(pickNode({ disk: 'ssd' }, [...nodes].reverse()), expected);
+    assert.deepEqual(pickNode({ disk: 'ssd' }, nodes), expected);
+  });
+
+  it('says 0/0 when there are no nodes', () => {
+    assert.deepEqual(pickNode(undefined, []), { message: '0/0 nodes are available.' });
+  });
+});

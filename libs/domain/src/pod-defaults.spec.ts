@@ -1,0 +1,113 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { PodManifest } from '#contracts';
+import { applyPodDefaults, defaultPullPolicy, podSpecCauses } from './pod-defaults.js';
+
+function manifest(containers: PodManifest['spec']['containers'], spec: Partial<PodManifest['spec']> = {}): PodManifest {
+  return { metadata: { name: 'web-0', namespace: 'default', labels: { app: 'web' } }, spec: { containers, ...spec } };
+}
+
+describe('defaultPullPolicy', () => {
+  for (const [image, policy] of [
+    ['nginx', 'Always'],
+    ['nginx:latest', 'Always'],
+    ['library/nginx', 'Always'],
+    ['docker.io/library/nginx:latest', 'Always'],
+    ['nginx:1.35', 'IfNotPresent'],
+    ['registry.k8s.io/pause:3.9', 'IfNotPresent'],
+    ['nginx@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31', 'IfNotPresent'],
+    ['127.0.0.1:5000/x', 'Always'],
+    ['127.0.0.1:5000/x:1', 'IfNotPresent'],
+    ['127.0.0.1:5000/team/x:latest', 'Always'],
+    ['localhost:5000/x@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31', 'IfNotPresent'],
+  ] as const) {
+    it(`is ${policy} for ${image}`, () => {
+      assert.equal(defaultPullPolicy(image), policy);
+    });
+  }
+});
+
+describe('applyPodDefaults', () => {
+  it('fills in apiVersion, kind, restartPolicy Always, a 30 s grace and each container pull policy', () => {
+    const input = manifest([
+      { name: 'app', image: 'nginx' },
+      { name: 'side', image: 'busybox:1.36' },
+    ]);
+
+    const sut = applyPodDefaults(input);
+
+    assert.deepEqual(sut, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web-0', namespace: 'default', labels: { app: 'web' } },
+      spec: {
+        containers: [
+          { name: 'app', image: 'nginx', imagePullPolicy: 'Always' },
+          { name: 'side', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent' },
+        ],
+        restartPolicy: 'Always',
+        terminationGracePeriodSeconds: 30,
+      },
+    });
+  });
+
+  it('keeps what the user set, a zero grace period included', () => {
+    const input = manifest([{ name: 'app', image: 'nginx', imagePullPolicy: 'Never' }], {
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 0,
+      nodeSelector: { disk: 'ssd' },
+    });
+
+    const sut = applyPodDefaults(input);
+
+    assert.equal(sut.spec.containers[0].imagePullPolicy, 'Never');
+    assert.equal(sut.spec.restartPolicy, 'Never');
+    assert.equal(sut.spec.terminationGracePeriodSeconds, 0);
+    assert.deepEqual(sut.spec.nodeSelector, { disk: 'ssd' });
+  });
+
+  it('leaves its input untouched', () => {
+    const input = manifest([{ name: 'app', image: 'nginx' }]);
+    const before = structuredClone(input);
+
+    applyPodDefaults(input);
+
+    assert.deepEqual(input, before);
+  });
+
+  it('is idempotent', () => {
+    const once = applyPodDefaults(manifest([{ name: 'app', image: 'nginx:1.27' }], { restartPolicy: 'OnFailure' }));
+
+    assert.deepEqual(applyPodDefaults(once), once);
+  });
+});
+
+describe('podSpecCauses', () => {
+  it('finds nothing wrong with distinct container names', () => {
+    assert.deepEqual(
+      podSpecCauses(
+        manifest([
+          { name: 'a', image: 'x' },
+          { name: 'b', image: 'x' },
+        ]),
+      ),
+      [],
+    );
+  });
+
+  it('reports each repeated container name at its index as FieldValueDuplicate', () => {
+    const sut = podSpecCauses(
+      manifest([
+        { name: 'app', image: 'x' },
+        { name: 'side', image: 'x' },
+        { name: 'app', image: 'y' },
+        { name: 'app', image: 'z' },
+      ]),
+    );
+
+    assert.deepEqual(sut, [
+      { field: 'spec.containers[2].name', reason: 'FieldValueDuplicate', message: 'Duplicate value: "app"' },
+      { field: 'spec.containers[3].name', reason: 'FieldValueDuplicate', message: 'Duplicate value: "app"' },
+    ]);
+  });
+});

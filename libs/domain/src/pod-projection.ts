@@ -1,0 +1,130 @@
+import type { AnyEnvelope, PodCondition, PodManifest, PodStatus, Pod } from '#contracts';
+
+/** What the log says about one pod name: the current incarnation and its facts. */
+export interface PodRecord {
+  namespace: string;
+  name: string;
+  uid: string;
+  manifest: PodManifest;
+  /** Last sequence on the pod's own subject, for optimistic concurrency. */
+  subjectSeq: number;
+  /** Sequence of the newest fact about this pod (its resourceVersion). */
+  resourceVersion: number;
+  nodeName?: string;
+  deletion?: { timestamp: string; gracePeriodSeconds: number };
+  status?: PodStatus;
+  /** True once the pod is gone: deleted before binding, or its node confirmed removal. */
+  removed: boolean;
+}
+
+const key = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/**
+ * Folds the pods stream (aggregates and status reports) into the current pods. Pure:
+ * feeding the same messages in the same order always gives the same state.
+ */
+export class PodProjection {
+  private readonly byKey = new Map<string, PodRecord>();
+  private readonly keyByUid = new Map<string, string>();
+  /** Last sequence applied. */
+  lastSeq = 0;
+
+  apply(envelope: AnyEnvelope, seq: number): PodRecord | undefined {
+    this.lastSeq = Math.max(this.lastSeq, seq);
+    switch (envelope.type) {
+      case 'PodCreated': {
+        const pod = envelope.data.pod;
+        const namespace = pod.metadata.namespace ?? 'default';
+        const uid = pod.metadata.uid ?? envelope.correlationId;
+        const record: PodRecord = {
+          namespace,
+          name: pod.metadata.name,
+          uid,
+          manifest: pod,
+          subjectSeq: seq,
+          resourceVersion: seq,
+          ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}),
+          removed: false,
+        };
+        this.byKey.set(key(namespace, record.name), record);
+        this.keyByUid.set(uid, key(namespace, record.name));
+        return record;
+      }
+      case 'PodScheduled': {
+        const record = this.byUid(envelope.data.uid);
+        if (!record) return undefined;
+        record.nodeName = envelope.data.nodeName;
+        record.subjectSeq = record.resourceVersion = seq;
+        return record;
+      }
+      case 'PodDeletionRequested': {
+        const record = this.byUid(envelope.data.uid);
+        if (!record) return undefined;
+        record.deletion = { timestamp: envelope.data.deletionTimestamp, gracePeriodSeconds: envelope.data.gracePeriodSeconds };
+        record.subjectSeq = record.resourceVersion = seq;
+        // A pod no node ever took has nothing to stop: it is gone at once, as in Kubernetes.
+        if (!record.nodeName) record.removed = true;
+        return record;
+      }
+      case 'PodStatusReported': {
+        const record = this.byUid(envelope.data.uid);
+        if (!record || record.removed) return undefined;
+        record.status = envelope.data.status;
+        record.resourceVersion = seq;
+        if (envelope.data.removed) record.removed = true;
+        return record;
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** The record of this exact incarnation: a late fact about an earlier pod of the same name finds nothing. */
+  byUid(uid: string): PodRecord | undefined {
+    const k = this.keyByUid.get(uid);
+    const record = k === undefined ? undefined : this.byKey.get(k);
+    return record?.uid === uid ? record : undefined;
+  }
+
+  /** The record for a name, removed or not (its subjectSeq guards a re-create). */
+  record(namespace: string, name: string): PodRecord | undefined {
+    return this.byKey.get(key(namespace, name));
+  }
+
+  /** The pod as the API shows it, or undefined when it does not exist. */
+  get(namespace: string, name: string): PodRecord | undefined {
+    const record = this.byKey.get(key(namespace, name));
+    return record && !record.removed ? record : undefined;
+  }
+
+  /** Existing pods, optionally in one namespace, ordered by namespace then name. */
+  list(namespace?: string): PodRecord[] {
+    return [...this.byKey.values()]
+      .filter((r) => !r.removed && (namespace === undefined || r.namespace === namespace))
+      .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+  }
+}
+
+/** The Kubernetes Pod view of a record. */
+export function podView(record: PodRecord): Pod {
+  const scheduled: PodCondition = record.nodeName
+    ? { type: 'PodScheduled', status: 'True' }
+    : { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: 'waiting for a Ready node' };
+  const reported = record.status;
+  const status: PodStatus = reported
+    ? { ...reported, conditions: [scheduled, ...(reported.conditions ?? []).filter((c) => c.type !== 'PodScheduled')] }
+    : { phase: 'Pending', conditions: [scheduled] };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      ...record.manifest.metadata,
+      namespace: record.namespace,
+      uid: record.uid,
+      resourceVersion: String(record.resourceVersion),
+      ...(record.deletion ? { deletionTimestamp: record.deletion.timestamp, deletionGracePeriodSeconds: record.deletion.gracePeriodSeconds } : {}),
+    },
+    spec: { ...record.manifest.spec, ...(record.nodeName ? { nodeName: record.nodeName } : {}) },
+    status,
+  };
+}
