@@ -1,0 +1,37 @@
+import { Module } from '@nestjs/common';
+import { BusModule } from '#bus';
+import { loadConfig } from '#contracts';
+import { DockerRuntime } from '#runtime';
+import { AGENT_CONFIG, RUNTIME } from './agent.constants.js';
+import { AgentConfig } from './agent.config.js';
+import { DesiredStateService } from './desired/desired-state.service.js';
+import { AgentHttpController } from './http/agent-http.controller.js';
+import { NodeService } from './node/node.service.js';
+import { PlegService } from './pleg/pleg.service.js';
+import { PodExecutor } from './reconcile/pod-executor.js';
+import { ReconcilerService } from './reconcile/reconciler.service.js';
+import { StatusReporter } from './status/status-reporter.service.js';
+
+const config = loadConfig(AgentConfig);
+
+@Module({
+  imports: [
+    BusModule.forRoot(() => ({
+      servers: config.NATS_URL,
+      name: `jetlet-agent-${config.NODE_NAME}`,
+      source: { component: 'agent', node: config.NODE_NAME },
+    })),
+  ],
+  controllers: [AgentHttpController],
+  providers: [
+    { provide: AGENT_CONFIG, useValue: config },
+    { provide: RUNTIME, useFactory: () => new DockerRuntime() },
+    DesiredStateService,
+    NodeService,
+    StatusReporter,
+    PodExecutor,
+    ReconcilerService,
+    PlegService,
+  ],
+})
+export class AgentModule {}

@@ -1,0 +1,101 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { BUS, type Bus, type Subscription } from '#bus';
+import { STREAMS, SUBJECTS, token, type AnyEnvelope } from '#contracts';
+import type { DesiredPod } from '#domain';
+import { podRef } from '#observability';
+import { AGENT_CONFIG } from '../agent.constants.js';
+import type { AgentConfig } from '../agent.config.js';
+
+type Listener = () => void;
+
+/**
+ * What this node must run, rebuilt from its assignments at every start: the durable
+ * consumer is recreated with last-per-subject delivery, so the cost grows with this
+ * node's pods, not with the stream's history, and the same consumer keeps it current.
+ */
+@Injectable()
+export class DesiredStateService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(DesiredStateService.name);
+  private readonly pods = new Map<string, DesiredPod>();
+  private readonly listeners = new Set<Listener>();
+  private subscription?: Subscription;
+
+  constructor(
+    @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
+    @Inject(BUS) private readonly bus: Bus,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const node = this.config.NODE_NAME;
+    this.subscription = await this.bus.consume(
+      STREAMS.assign,
+      { durable: `agent-${token(node)}`, filterSubject: SUBJECTS.nodeAssignments(node), from: 'last_per_subject', recreate: true },
+      (envelope) => this.apply(envelope),
+    );
+  }
+
+  /** Resolves once every assignment that existed at start has been applied. */
+  get caughtUp(): Promise<void> {
+    return this.subscription?.caughtUp ?? Promise.resolve();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.subscription?.stop();
+  }
+
+  onChange(listener: Listener): void {
+    this.listeners.add(listener);
+  }
+
+  list(): DesiredPod[] {
+    return [...this.pods.values()];
+  }
+
+  runningCount(): number {
+    return this.list().filter((p) => !p.terminating).length;
+  }
+
+  private apply(envelope: AnyEnvelope): void {
+    switch (envelope.type) {
+      case 'PodAssigned': {
+        const { metadata } = envelope.data.pod;
+        if (envelope.data.pod.spec.nodeName !== this.config.NODE_NAME) {
+          this.logger.warn(`ignoring assignment of ${metadata.name} for node ${envelope.data.pod.spec.nodeName ?? '(none)'}`);
+          return;
+        }
+        const pod: DesiredPod = {
+          namespace: metadata.namespace ?? 'default',
+          name: metadata.name,
+          uid: metadata.uid ?? envelope.correlationId,
+          manifest: envelope.data.pod,
+        };
+        this.pods.set(pod.uid, pod);
+        this.logger.log(`assigned ${podRef(pod)}`);
+        break;
+      }
+      case 'PodUnassigned': {
+        const { uid, namespace, name, gracePeriodSeconds } = envelope.data;
+        const existing = this.pods.get(uid);
+        this.pods.set(uid, {
+          namespace,
+          name,
+          uid,
+          manifest: existing?.manifest ?? { metadata: { name, namespace, uid }, spec: { containers: [] } },
+          terminating: { graceSeconds: gracePeriodSeconds },
+        });
+        this.logger.log(`unassigned ${podRef({ namespace, name, uid })} (grace ${gracePeriodSeconds}s)`);
+        break;
+      }
+      default:
+        this.logger.warn(`unexpected ${envelope.type} on this node's assignments`);
+        return;
+    }
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Forgets a tombstoned pod once its removal is reported. */
+  forget(uid: string): void {
+    const pod = this.pods.get(uid);
+    if (pod?.terminating) this.pods.delete(uid);
+  }
+}

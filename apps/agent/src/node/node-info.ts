@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import { arch, cpus, networkInterfaces, platform, release, totalmem } from 'node:os';
+import type { NodeObject } from '#contracts';
+import type { RuntimeInfo } from '#runtime';
+
+const ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x' };
+
+/** The first non-internal IPv4 address that is not a container bridge. */
+export function detectNodeIP(): string {
+  for (const [name, addresses] of Object.entries(networkInterfaces())) {
+    if (/^(docker|br-|veth|lo)/.test(name)) continue;
+    const v4 = addresses?.find((a) => a.family === 'IPv4' && !a.internal);
+    if (v4) return v4.address;
+  }
+  return '127.0.0.1';
+}
+
+function osImage(): string {
+  try {
+    const match = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(readFileSync('/etc/os-release', 'utf8'));
+    return match?.[1] ?? platform();
+  } catch {
+    return platform();
+  }
+}
+
+/** The Node object this agent registers, from the machine's own readings. */
+export function describeNode(name: string, nodeIP: string, maxPods: number, runtime: RuntimeInfo, version: string): NodeObject {
+  const os = platform();
+  const capacity = { cpu: String(cpus().length), memory: `${Math.floor(totalmem() / 1024)}Ki`, pods: String(maxPods) };
+  return {
+    metadata: {
+      name,
+      labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': os, 'kubernetes.io/arch': ARCH[arch()] ?? arch() },
+    },
+    spec: {},
+    status: {
+      capacity,
+      allocatable: { ...capacity },
+      addresses: [
+        { type: 'InternalIP', address: nodeIP },
+        { type: 'Hostname', address: name },
+      ],
+      nodeInfo: {
+        kubeletVersion: `jetlet/${version}`,
+        containerRuntimeVersion: `${runtime.name}://${runtime.version}`,
+        operatingSystem: os,
+        architecture: ARCH[arch()] ?? arch(),
+        kernelVersion: release(),
+        osImage: osImage(),
+      },
+    },
+  };
+}

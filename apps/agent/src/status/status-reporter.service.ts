@@ -1,0 +1,52 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { BUS, type Bus } from '#bus';
+import { STREAMS, SUBJECTS, type PodStatus } from '#contracts';
+import type { PodRef } from '#domain';
+import { podRef } from '#observability';
+import { AGENT_CONFIG } from '../agent.constants.js';
+import type { AgentConfig } from '../agent.config.js';
+
+/** Publishes a pod's status when it changes, and the final "removed" report once. */
+@Injectable()
+export class StatusReporter {
+  private readonly logger = new Logger(StatusReporter.name);
+  private readonly lastReported = new Map<string, string>();
+
+  constructor(
+    @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
+    @Inject(BUS) private readonly bus: Bus,
+  ) {}
+
+  async report(pod: PodRef, status: PodStatus): Promise<void> {
+    const json = JSON.stringify(status);
+    if (this.lastReported.get(pod.uid) === json) return;
+    await this.publish(pod, status, false);
+    this.lastReported.set(pod.uid, json);
+  }
+
+  /**
+   * Says the pod is gone from this node. After a restart the agent does not know whether
+   * it already did, so it reads the subject's last report first: a tombstone is reported once.
+   */
+  async reportRemoved(pod: PodRef, lastStatus: PodStatus | undefined): Promise<void> {
+    if (this.lastReported.get(pod.uid) === 'removed') return;
+    const subject = SUBJECTS.podStatus(this.config.NODE_NAME, pod.uid);
+    const last = await this.bus.lastMessage(STREAMS.pods, subject).catch(() => undefined);
+    if (!(last?.envelope.type === 'PodStatusReported' && last.envelope.data.removed)) {
+      const previous = last?.envelope.type === 'PodStatusReported' ? last.envelope.data.status : undefined;
+      await this.publish(pod, lastStatus ?? previous ?? { phase: 'Succeeded' }, true);
+      this.logger.log(`removed ${podRef(pod)}`);
+    }
+    this.lastReported.set(pod.uid, 'removed');
+  }
+
+  private async publish(pod: PodRef, status: PodStatus, removed: boolean): Promise<void> {
+    const nodeName = this.config.NODE_NAME;
+    await this.bus.publish(
+      SUBJECTS.podStatus(nodeName, pod.uid),
+      'PodStatusReported',
+      { uid: pod.uid, namespace: pod.namespace, name: pod.name, nodeName, status, removed },
+      { correlationId: pod.uid },
+    );
+  }
+}

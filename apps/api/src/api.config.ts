@@ -1,0 +1,26 @@
+import { IsInt, IsIP, IsNumber, IsString, Max, Min } from 'class-validator';
+
+/** The API's configuration, from environment variables of the same names. */
+export class ApiConfig {
+  @IsString()
+  NATS_URL: string = 'nats://127.0.0.1:4222';
+
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  API_PORT: number = 8001;
+
+  /** Loopback unless configured. */
+  @IsIP()
+  API_ADDRESS: string = '127.0.0.1';
+
+  /** A node without a heartbeat for this long shows Ready=Unknown. */
+  @IsNumber()
+  @Min(1)
+  NODE_GRACE_SECONDS: number = 40;
+
+  /** How long a write waits for its own fact to reach the API's projection. */
+  @IsNumber()
+  @Min(0.1)
+  WRITE_TIMEOUT_SECONDS: number = 10;
+}

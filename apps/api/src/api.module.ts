@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { BusModule } from '#bus';
+import { loadConfig } from '#contracts';
+import { API_CONFIG } from './api.constants.js';
+import { ApiConfig } from './api.config.js';
+import { DiscoveryController } from './discovery/discovery.controller.js';
+import { KubeStatusFilter } from './errors/kube-status.filter.js';
+import { NodesController } from './nodes/nodes.controller.js';
+import { PodsController } from './pods/pods.controller.js';
+import { PodsService } from './pods/pods.service.js';
+import { ProjectionService } from './projection/projection.service.js';
+
+const config = loadConfig(ApiConfig);
+
+@Module({
+  imports: [BusModule.forRoot(() => ({ servers: config.NATS_URL, name: 'jetlet-api', source: { component: 'api' } }))],
+  controllers: [DiscoveryController, PodsController, NodesController],
+  providers: [{ provide: API_CONFIG, useValue: config }, { provide: APP_FILTER, useClass: KubeStatusFilter }, ProjectionService, PodsService],
+})
+export class ApiModule {}

@@ -1,0 +1,32 @@
+import { Controller, Get } from '@nestjs/common';
+
+/** The discovery documents Kubernetes clients (kubectl) read before anything else. */
+@Controller()
+export class DiscoveryController {
+  @Get('version')
+  version(): object {
+    return { major: '1', minor: '32', gitVersion: 'v1.32.0-jetlet.0.1.0', platform: `${process.platform}/${process.arch}` };
+  }
+
+  @Get('api')
+  api(): object {
+    return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] };
+  }
+
+  @Get('apis')
+  apis(): object {
+    return { kind: 'APIGroupList', apiVersion: 'v1', groups: [] };
+  }
+
+  @Get('api/v1')
+  v1(): object {
+    return {
+      kind: 'APIResourceList',
+      groupVersion: 'v1',
+      resources: [
+        { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['create', 'delete', 'get', 'list'], shortNames: ['po'] },
+        { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', verbs: ['get', 'list'], shortNames: ['no'] },
+      ],
+    };
+  }
+}

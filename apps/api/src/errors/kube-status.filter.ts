@@ -1,0 +1,42 @@
+import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import type { Response } from 'express';
+import { KubeStatusException, type KubeStatus } from './kube-status.exception.js';
+
+const REASONS: Record<number, string> = {
+  400: 'BadRequest',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  504: 'Timeout',
+};
+
+function isClientError(e: unknown): e is { status: number; message: string } {
+  const status = (e as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/** Every error leaves the API as a Kubernetes Status object. */
+@Catch()
+export class KubeStatusFilter implements ExceptionFilter {
+  private readonly logger = new Logger(KubeStatusFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    let body: KubeStatus;
+    if (exception instanceof KubeStatusException) {
+      body = exception.getResponse() as KubeStatus;
+    } else if (exception instanceof HttpException) {
+      const code = exception.getStatus();
+      body = new KubeStatusException(code, REASONS[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest'), exception.message).getResponse() as KubeStatus;
+    } else if (isClientError(exception)) {
+      // body-parser's own errors (malformed JSON, too large) carry a 4xx status.
+      body = new KubeStatusException(exception.status, REASONS[exception.status] ?? 'BadRequest', exception.message).getResponse() as KubeStatus;
+    } else {
+      this.logger.error(`unhandled: ${(exception as Error)?.stack ?? String(exception)}`);
+      body = new KubeStatusException(500, 'InternalError', 'Internal error occurred').getResponse() as KubeStatus;
+    }
+    response.status(body.code).json(body);
+  }
+}

@@ -1,0 +1,23 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { createLogger } from '#observability';
+
+async function bootstrap(): Promise<void> {
+  const logger = createLogger('api');
+  // The module reads and validates configuration on import: a bad variable fails here, listed.
+  const { ApiModule } = await import('./api.module.js');
+  const { API_CONFIG } = await import('./api.constants.js');
+  const app = await NestFactory.create<NestExpressApplication>(ApiModule, { logger, bodyParser: false });
+  // kubectl sends application/json; a manifest is small, so 3 MiB (etcd's object limit) is plenty.
+  app.useBodyParser('json', { limit: '3mb', type: ['application/json', 'application/*+json', 'application/merge-patch+json'] });
+  app.enableShutdownHooks();
+  const config = app.get<{ API_PORT: number; API_ADDRESS: string }>(API_CONFIG);
+  await app.listen(config.API_PORT, config.API_ADDRESS);
+  logger.log(`API serving on ${await app.getUrl()}`, 'Bootstrap');
+}
+
+bootstrap().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

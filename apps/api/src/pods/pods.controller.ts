@@ -1,0 +1,64 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import type { Pod } from '#contracts';
+import { KubeStatusException } from '../errors/kube-status.exception.js';
+import { PodsService } from './pods.service.js';
+
+interface PodList {
+  kind: 'PodList';
+  apiVersion: 'v1';
+  metadata: { resourceVersion: string };
+  items: Pod[];
+}
+
+function parseGrace(query: string | undefined, body: unknown): number | undefined {
+  const fromBody = (body as { gracePeriodSeconds?: unknown } | undefined)?.gracePeriodSeconds;
+  const raw =
+    query ?? (typeof fromBody === 'number' || typeof fromBody === 'string' ? String(fromBody) : fromBody === undefined ? undefined : JSON.stringify(fromBody));
+  if (raw === undefined) return undefined;
+  const grace = Number(raw);
+  if (!Number.isInteger(grace) || grace < 0) {
+    throw new KubeStatusException(422, 'Invalid', `gracePeriodSeconds must be a non-negative integer, got "${raw}"`, {
+      causes: [{ reason: 'FieldValueInvalid', message: 'must be a non-negative integer', field: 'gracePeriodSeconds' }],
+    });
+  }
+  return grace;
+}
+
+/** Kubernetes core/v1 pods. */
+@Controller('api/v1')
+export class PodsController {
+  constructor(private readonly pods: PodsService) {}
+
+  @Get('pods')
+  listAll(): PodList {
+    const { items, resourceVersion } = this.pods.list();
+    return { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion }, items };
+  }
+
+  @Get('namespaces/:namespace/pods')
+  list(@Param('namespace') namespace: string): PodList {
+    const { items, resourceVersion } = this.pods.list(namespace);
+    return { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion }, items };
+  }
+
+  @Post('namespaces/:namespace/pods')
+  @HttpCode(201)
+  create(@Param('namespace') namespace: string, @Body() body: unknown): Promise<Pod> {
+    return this.pods.create(namespace, body);
+  }
+
+  @Get('namespaces/:namespace/pods/:name')
+  get(@Param('namespace') namespace: string, @Param('name') name: string): Pod {
+    return this.pods.get(namespace, name);
+  }
+
+  @Delete('namespaces/:namespace/pods/:name')
+  delete(
+    @Param('namespace') namespace: string,
+    @Param('name') name: string,
+    @Query('gracePeriodSeconds') grace: string | undefined,
+    @Body() body: unknown,
+  ): Promise<Pod> {
+    return this.pods.delete(namespace, name, parseGrace(grace, body));
+  }
+}

@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { BUS, SequenceConflictError, type Bus } from '#bus';
+import { ContractValidationError, parseContract, PodManifest, STREAMS, SUBJECTS, type Pod } from '#contracts';
+import { applyPodDefaults, podSpecCauses, podView, type PodRecord } from '#domain';
+import { podRef } from '#observability';
+import { API_CONFIG } from '../api.constants.js';
+import type { ApiConfig } from '../api.config.js';
+import { KubeStatusException } from '../errors/kube-status.exception.js';
+import { ProjectionService } from '../projection/projection.service.js';
+
+/** How many times a write re-reads and decides again after losing a concurrency race. */
+const CONFLICT_RETRIES = 5;
+
+/** Pod writes: validate, append to the pod's subject with optimistic concurrency, read back. */
+@Injectable()
+export class PodsService {
+  private readonly logger = new Logger(PodsService.name);
+
+  constructor(
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
+    @Inject(BUS) private readonly bus: Bus,
+    private readonly projection: ProjectionService,
+  ) {}
+
+  get(namespace: string, name: string): Pod {
+    const record = this.projection.pods.get(namespace, name);
+    if (!record) throw KubeStatusException.notFound('pods', name);
+    return podView(record);
+  }
+
+  list(namespace?: string): { items: Pod[]; resourceVersion: string } {
+    return { items: this.projection.pods.list(namespace).map(podView), resourceVersion: String(this.projection.pods.lastSeq) };
+  }
+
+  /** Validates the whole manifest, naming every bad field, before anything is written. */
+  validate(namespace: string, body: unknown): PodManifest {
+    const name = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+    const displayName = typeof name === 'string' ? name : '';
+    let manifest: PodManifest;
+    try {
+      manifest = parseContract(PodManifest, body, 'Pod');
+    } catch (error) {
+      if (error instanceof ContractValidationError) throw KubeStatusException.invalid('pods', displayName, error.causes);
+      throw error;
+    }
+    if (manifest.metadata.namespace !== undefined && manifest.metadata.namespace !== namespace) {
+      throw KubeStatusException.badRequest(
+        `the namespace of the provided object (${manifest.metadata.namespace}) does not match the namespace sent on the request (${namespace})`,
+      );
+    }
+    const causes = podSpecCauses(manifest);
+    if (causes.length > 0) throw KubeStatusException.invalid('pods', displayName, causes);
+    return manifest;
+  }
+
+  async create(namespace: string, body: unknown): Promise<Pod> {
+    const manifest = this.validate(namespace, body);
+    const name = manifest.metadata.name;
+    for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
+      const previous = this.projection.pods.record(namespace, name);
+      if (previous && !previous.removed) throw KubeStatusException.alreadyExists('pods', name);
+      const uid = randomUUID();
+      const { status: _ignored, ...accepted } = applyPodDefaults(manifest);
+      const pod: PodManifest = {
+        ...accepted,
+        metadata: {
+          ...manifest.metadata,
+          namespace,
+          uid,
+          creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        },
+      };
+      try {
+        const { seq } = await this.bus.publish(
+          SUBJECTS.pod(namespace, name),
+          'PodCreated',
+          { pod },
+          {
+            correlationId: uid,
+            expectedLastSubjectSequence: previous?.subjectSeq ?? 0,
+          },
+        );
+        this.logger.log(`created ${podRef({ namespace, name, uid })} at sequence ${seq}`);
+        return podView(await this.readBack(seq, namespace, name));
+      } catch (error) {
+        if (!(error instanceof SequenceConflictError)) throw error;
+        await this.catchUp(namespace, name);
+      }
+    }
+    throw new KubeStatusException(409, 'Conflict', `pods "${name}": too many concurrent writes, try again`);
+  }
+
+  async delete(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod> {
+    for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
+      const record = this.projection.pods.get(namespace, name);
+      if (!record) throw KubeStatusException.notFound('pods', name);
+      if (record.deletion) return podView(record);
+      const grace = gracePeriodSeconds ?? record.manifest.spec.terminationGracePeriodSeconds ?? 30;
+      try {
+        const { seq } = await this.bus.publish(
+          SUBJECTS.pod(namespace, name),
+          'PodDeletionRequested',
+          { uid: record.uid, gracePeriodSeconds: grace, deletionTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+          { correlationId: record.uid, expectedLastSubjectSequence: record.subjectSeq },
+        );
+        this.logger.log(`deletion of ${podRef(record)} requested (grace ${grace}s)`);
+        await this.projection.waitForPods(seq, this.config.WRITE_TIMEOUT_SECONDS * 1000);
+        return podView(record);
+      } catch (error) {
+        if (!(error instanceof SequenceConflictError)) throw error;
+        await this.catchUp(namespace, name);
+      }
+    }
+    throw new KubeStatusException(409, 'Conflict', `pods "${name}": too many concurrent writes, try again`);
+  }
+
+  private async readBack(seq: number, namespace: string, name: string): Promise<PodRecord> {
+    const applied = await this.projection.waitForPods(seq, this.config.WRITE_TIMEOUT_SECONDS * 1000);
+    const record = this.projection.pods.record(namespace, name);
+    if (!applied || !record) throw new KubeStatusException(504, 'Timeout', `pods "${name}" was written at sequence ${seq} but is not visible yet`);
+    return record;
+  }
+
+  /** After a lost race: wait until the projection holds the subject's newest fact. */
+  private async catchUp(namespace: string, name: string): Promise<void> {
+    const last = await this.bus.lastSubjectSequence(STREAMS.pods, SUBJECTS.pod(namespace, name));
+    await this.projection.waitForPods(last, this.config.WRITE_TIMEOUT_SECONDS * 1000);
+  }
+}

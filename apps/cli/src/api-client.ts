@@ -1,0 +1,41 @@
+/** A failure the API answered with a Kubernetes Status. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    readonly causes: Array<{ field: string; message: string }> = [],
+  ) {
+    super(message);
+  }
+}
+
+/** jetctl's only way to the cluster: the API's HTTP endpoints. */
+export class ApiClient {
+  constructor(private readonly server: string) {}
+
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.server), {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (error) {
+      throw new ApiError(
+        0,
+        'ServiceUnavailable',
+        `cannot reach the jetlet API at ${this.server}: ${error instanceof Error && error.cause instanceof Error ? error.cause.message : (error as Error).message}`,
+      );
+    }
+    const text = await response.text();
+    const json = text ? (JSON.parse(text) as unknown) : undefined;
+    if (!response.ok) {
+      const status = json as { reason?: string; message?: string; details?: { causes?: Array<{ field: string; message: string }> } } | undefined;
+      throw new ApiError(response.status, status?.reason ?? 'Unknown', status?.message ?? text, status?.details?.causes ?? []);
+    }
+    return json as T;
+  }
+}

@@ -1,0 +1,203 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { Document, parseAllDocuments } from 'yaml';
+import type { Pod } from '#contracts';
+import { ApiClient, ApiError } from './api-client.js';
+import { podReadyColumn, podRestartsColumn, podStatusColumn } from './pod-columns.js';
+import { age, renderTable } from './table.js';
+
+const USAGE = `jetctl controls a jetlet cluster through its API.
+
+Usage:
+  jetctl apply -f FILE            create the pods in a YAML or JSON manifest (- for stdin)
+  jetctl get pods [-n NS | -A] [-o wide|json|yaml]
+  jetctl get pod NAME [-n NS] [-o json|yaml]
+  jetctl get nodes [-o wide|json|yaml]
+  jetctl delete pod NAME [-n NS] [--grace-period N]
+
+Flags:
+  --server URL   the API (default $JETLET_SERVER or http://127.0.0.1:8001)
+  -n NS          namespace (default "default")`;
+
+interface Args {
+  positional: string[];
+  flags: Map<string, string | true>;
+}
+
+const VALUE_FLAGS = new Set(['-f', '--filename', '-n', '--namespace', '-o', '--output', '--server', '--grace-period']);
+
+function parseArgs(argv: string[]): Args {
+  const positional: string[] = [];
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const eq = arg.indexOf('=');
+    if (arg.startsWith('-') && eq > 0) flags.set(arg.slice(0, eq), arg.slice(eq + 1));
+    else if (VALUE_FLAGS.has(arg)) {
+      const value = argv[++i];
+      if (value === undefined) throw new UsageError(`flag ${arg} needs a value`);
+      flags.set(arg, value);
+    } else if (arg.startsWith('-') && arg !== '-') flags.set(arg, true);
+    else positional.push(arg);
+  }
+  return { positional, flags };
+}
+
+class UsageError extends Error {}
+
+function flag(args: Args, ...names: string[]): string | undefined {
+  for (const n of names) {
+    const v = args.flags.get(n);
+    if (typeof v === 'string') return v;
+  }
+  return undefined;
+}
+
+function print(objects: unknown, output: string | undefined, table: () => string): void {
+  if (output === 'json') console.log(JSON.stringify(objects, null, 2));
+  else if (output === 'yaml') process.stdout.write(new Document(objects).toString());
+  else console.log(table());
+}
+
+async function apply(client: ApiClient, args: Args): Promise<void> {
+  const file = flag(args, '-f', '--filename');
+  if (!file) throw new UsageError('apply needs -f FILE');
+  const text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  const docs = parseAllDocuments(text);
+  for (const doc of docs) {
+    if (doc.errors.length > 0) throw new UsageError(`${file}: ${doc.errors[0].message}`);
+    const object = doc.toJS() as { kind?: string; metadata?: { name?: string; namespace?: string } } | null;
+    if (!object) continue;
+    if (object.kind !== 'Pod') throw new UsageError(`${file}: jetctl applies kind Pod, got ${object.kind ?? 'no kind'}`);
+    const namespace = object.metadata?.namespace ?? flag(args, '-n', '--namespace') ?? 'default';
+    try {
+      await client.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, object);
+      console.log(`pod/${object.metadata?.name ?? ''} created`);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 409 && error.reason === 'AlreadyExists') console.log(`pod/${object.metadata?.name ?? ''} unchanged`);
+      else throw error;
+    }
+  }
+}
+
+async function get(client: ApiClient, args: Args): Promise<void> {
+  const [, kind, name] = args.positional;
+  const output = flag(args, '-o', '--output');
+  const now = Date.now();
+  const namespace = flag(args, '-n', '--namespace') ?? 'default';
+  switch (kind) {
+    case 'pod':
+    case 'pods':
+    case 'po': {
+      if (name) {
+        const pod = await client.request<Pod>('GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`);
+        return print(pod, output, () => podTable([pod], false, output === 'wide', now));
+      }
+      const all = args.flags.has('-A') || args.flags.has('--all-namespaces');
+      const list = await client.request<{ items: Pod[] }>('GET', all ? '/api/v1/pods' : `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`);
+      if (list.items.length === 0 && !output) {
+        console.error(all ? 'No resources found' : `No resources found in ${namespace} namespace.`);
+        return;
+      }
+      return print(list, output, () => podTable(list.items, all, output === 'wide', now));
+    }
+    case 'node':
+    case 'nodes':
+    case 'no': {
+      type NodeView = {
+        metadata: { name: string; creationTimestamp?: string };
+        status: {
+          conditions?: Array<{ type: string; status: string }>;
+          nodeInfo: { kubeletVersion: string; osImage: string; kernelVersion: string; containerRuntimeVersion: string };
+          addresses: Array<{ type: string; address: string }>;
+        };
+      };
+      const nodes = name
+        ? [await client.request<NodeView>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`)]
+        : (await client.request<{ items: NodeView[] }>('GET', '/api/v1/nodes')).items;
+      const wide = output === 'wide';
+      return print(name ? nodes[0] : { kind: 'NodeList', items: nodes }, output, () =>
+        renderTable(
+          ['NAME', 'STATUS', 'VERSION', ...(wide ? ['INTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME'] : [])],
+          nodes.map((n) => {
+            const ready = n.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+            return [
+              n.metadata.name,
+              ready ? 'Ready' : 'NotReady',
+              n.status.nodeInfo.kubeletVersion,
+              ...(wide
+                ? [
+                    n.status.addresses.find((a) => a.type === 'InternalIP')?.address ?? '<none>',
+                    n.status.nodeInfo.osImage,
+                    n.status.nodeInfo.kernelVersion,
+                    n.status.nodeInfo.containerRuntimeVersion,
+                  ]
+                : []),
+            ];
+          }),
+        ),
+      );
+    }
+    default:
+      throw new UsageError(`jetctl get knows pods and nodes, not "${kind ?? ''}"`);
+  }
+}
+
+function podTable(pods: Pod[], withNamespace: boolean, wide: boolean, now: number): string {
+  return renderTable(
+    [...(withNamespace ? ['NAMESPACE'] : []), 'NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE', ...(wide ? ['IP', 'NODE'] : [])],
+    pods.map((p) => [
+      ...(withNamespace ? [p.metadata.namespace ?? ''] : []),
+      p.metadata.name,
+      podReadyColumn(p),
+      podStatusColumn(p),
+      podRestartsColumn(p),
+      age(p.metadata.creationTimestamp, now),
+      ...(wide ? [p.status.podIP ?? '<none>', p.spec.nodeName ?? '<none>'] : []),
+    ]),
+  );
+}
+
+async function remove(client: ApiClient, args: Args): Promise<void> {
+  const [, kind, name] = args.positional;
+  if (!['pod', 'pods', 'po'].includes(kind ?? '') || !name) throw new UsageError('usage: jetctl delete pod NAME [-n NS]');
+  const namespace = flag(args, '-n', '--namespace') ?? 'default';
+  const grace = flag(args, '--grace-period');
+  const query = grace === undefined ? '' : `?gracePeriodSeconds=${encodeURIComponent(grace)}`;
+  await client.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}${query}`);
+  console.log(`pod "${name}" deleted`);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  const command = args.positional[0];
+  if (!command || args.flags.has('-h') || args.flags.has('--help')) {
+    console.log(USAGE);
+    return command ? 0 : 1;
+  }
+  const client = new ApiClient(flag(args, '--server') ?? process.env.JETLET_SERVER ?? 'http://127.0.0.1:8001');
+  switch (command) {
+    case 'apply':
+      await apply(client, args);
+      return 0;
+    case 'get':
+      await get(client, args);
+      return 0;
+    case 'delete':
+      await remove(client, args);
+      return 0;
+    default:
+      throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof ApiError) {
+      console.error(`Error from server (${error.reason}): ${error.message}`);
+      for (const c of error.causes) console.error(`  ${c.field}: ${c.message}`);
+    } else console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

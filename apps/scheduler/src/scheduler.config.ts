@@ -1,0 +1,17 @@
+import { IsNumber, IsString, Min } from 'class-validator';
+
+/** The scheduler's configuration, from environment variables of the same names. */
+export class SchedulerConfig {
+  @IsString()
+  NATS_URL: string = 'nats://127.0.0.1:4222';
+
+  /** A node without a heartbeat for this long is not Ready. */
+  @IsNumber()
+  @Min(1)
+  NODE_GRACE_SECONDS: number = 40;
+
+  /** Period of the safety-net scheduling pass (node readiness changes with time, not only with messages). */
+  @IsNumber()
+  @Min(0.1)
+  RESYNC_SECONDS: number = 5;
+}

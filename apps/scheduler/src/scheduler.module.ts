@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { BusModule } from '#bus';
+import { loadConfig } from '#contracts';
+import { SCHEDULER_CONFIG } from './scheduler.constants.js';
+import { SchedulerConfig } from './scheduler.config.js';
+import { SchedulingService } from './scheduling/scheduling.service.js';
+
+const config = loadConfig(SchedulerConfig);
+
+@Module({
+  imports: [BusModule.forRoot(() => ({ servers: config.NATS_URL, name: 'jetlet-scheduler', source: { component: 'scheduler' } }))],
+  providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, SchedulingService],
+})
+export class SchedulerModule {}

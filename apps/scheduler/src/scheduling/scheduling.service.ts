@@ -1,0 +1,160 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { BUS, SequenceConflictError, type Bus, type Subscription } from '#bus';
+import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
+import { isNodeReady, NodeTable, pickNode, PodProjection, type NodeCandidate, type PodRecord } from '#domain';
+import { podRef } from '#observability';
+import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
+import type { SchedulerConfig } from '../scheduler.config.js';
+
+type AssignmentState = 'assigned' | 'unassigned';
+
+/**
+ * Binds pods to nodes and turns bindings and deletions into node work. Level-triggered:
+ * it folds pods, nodes and its own assignments from the streams, and every pass compares
+ * them — so a crash between two of its writes is repaired by the next pass.
+ */
+@Injectable()
+export class SchedulingService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(SchedulingService.name);
+  private readonly pods = new PodProjection();
+  private readonly nodes = new NodeTable();
+  private readonly assignments = new Map<string, AssignmentState>();
+  private readonly unschedulable = new Map<string, string>();
+  private subscriptions: Subscription[] = [];
+  private ready = false;
+  private dirty = false;
+  private running?: Promise<void>;
+  private resync?: NodeJS.Timeout;
+
+  constructor(
+    @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
+    @Inject(BUS) private readonly bus: Bus,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const onMessage = (fold: (e: AnyEnvelope, seq: number) => void) => (envelope: AnyEnvelope, delivery: { seq: number }) => {
+      fold(envelope, delivery.seq);
+      this.trigger();
+    };
+    this.subscriptions = await Promise.all([
+      this.bus.follow(
+        STREAMS.pods,
+        { filterSubject: SUBJECTS.allPods, from: 'all' },
+        onMessage((e, s) => this.pods.apply(e, s)),
+      ),
+      this.bus.follow(
+        STREAMS.nodes,
+        { filterSubject: SUBJECTS.allNodes, from: 'last_per_subject' },
+        onMessage((e, s) => this.nodes.apply(e, s)),
+      ),
+      this.bus.follow(
+        STREAMS.assign,
+        { filterSubject: SUBJECTS.allAssignments, from: 'last_per_subject' },
+        onMessage((e) => this.foldAssignment(e)),
+      ),
+    ]);
+    await Promise.all(this.subscriptions.map((s) => s.caughtUp));
+    this.ready = true;
+    this.logger.log(`caught up: ${this.pods.list().length} pod(s), ${this.nodes.list().length} node(s)`);
+    this.resync = setInterval(() => this.trigger(), this.config.RESYNC_SECONDS * 1000);
+    this.trigger();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.resync);
+    this.ready = false;
+    await Promise.all(this.subscriptions.map((s) => s.stop()));
+    await this.running;
+  }
+
+  private foldAssignment(envelope: AnyEnvelope): void {
+    if (envelope.type === 'PodAssigned') this.assignments.set(envelope.data.pod.metadata.uid ?? envelope.correlationId, 'assigned');
+    if (envelope.type === 'PodUnassigned') this.assignments.set(envelope.data.uid, 'unassigned');
+  }
+
+  private trigger(): void {
+    if (!this.ready) return;
+    this.dirty = true;
+    if (this.running) return;
+    this.running = (async () => {
+      while (this.dirty && this.ready) {
+        this.dirty = false;
+        try {
+          await this.pass();
+        } catch (error) {
+          this.logger.error(`scheduling pass failed: ${(error as Error).stack ?? String(error)}`);
+        }
+      }
+    })().finally(() => (this.running = undefined));
+  }
+
+  private candidates(): NodeCandidate[] {
+    const now = Date.now();
+    const load = new Map<string, number>();
+    for (const pod of this.pods.list()) if (pod.nodeName) load.set(pod.nodeName, (load.get(pod.nodeName) ?? 0) + 1);
+    return this.nodes.list().map((n) => ({
+      name: n.name,
+      labels: n.node.metadata.labels,
+      ready: isNodeReady(n, now, this.config.NODE_GRACE_SECONDS * 1000),
+      unschedulable: n.node.spec.unschedulable ?? false,
+      pods: load.get(n.name) ?? 0,
+      maxPods: Number(n.node.status.allocatable.pods ?? 110),
+    }));
+  }
+
+  private async pass(): Promise<void> {
+    for (const pod of this.pods.list()) {
+      if (!pod.nodeName && !pod.deletion) await this.schedule(pod);
+      else if (pod.nodeName && !pod.deletion && !this.assignments.has(pod.uid)) await this.assign(pod, pod.nodeName);
+      else if (pod.nodeName && pod.deletion && this.assignments.get(pod.uid) !== 'unassigned') await this.unassign(pod, pod.nodeName);
+    }
+  }
+
+  private async schedule(pod: PodRecord): Promise<void> {
+    const placement = pickNode(pod.manifest.spec.nodeSelector, this.candidates());
+    if (placement.node === undefined) {
+      if (this.unschedulable.get(pod.uid) !== placement.message) this.logger.log(`${podRef(pod)} unschedulable: ${placement.message}`);
+      this.unschedulable.set(pod.uid, placement.message);
+      return;
+    }
+    this.unschedulable.delete(pod.uid);
+    try {
+      const { seq } = await this.bus.publish(
+        SUBJECTS.pod(pod.namespace, pod.name),
+        'PodScheduled',
+        { uid: pod.uid, nodeName: placement.node },
+        { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq },
+      );
+      // Fold our own write now so the next decision in this pass counts it.
+      pod.nodeName = placement.node;
+      pod.subjectSeq = Math.max(pod.subjectSeq, seq);
+      this.logger.log(`bound ${podRef(pod)} to ${placement.node}`);
+      await this.assign(pod, placement.node);
+    } catch (error) {
+      if (!(error instanceof SequenceConflictError)) throw error;
+      this.logger.log(`${podRef(pod)} changed while scheduling; deciding again`);
+    }
+  }
+
+  private async assign(pod: PodRecord, node: string): Promise<void> {
+    await this.bus.publish(
+      SUBJECTS.assignment(node, pod.uid),
+      'PodAssigned',
+      { pod: { ...pod.manifest, spec: { ...pod.manifest.spec, nodeName: node } } },
+      // A fixed id: a retried assignment is stored once.
+      { correlationId: pod.uid, id: `assign-${pod.uid}` },
+    );
+    this.assignments.set(pod.uid, 'assigned');
+  }
+
+  private async unassign(pod: PodRecord, node: string): Promise<void> {
+    await this.bus.publish(
+      SUBJECTS.assignment(node, pod.uid),
+      'PodUnassigned',
+      { uid: pod.uid, namespace: pod.namespace, name: pod.name, gracePeriodSeconds: pod.deletion?.gracePeriodSeconds ?? 30 },
+      { correlationId: pod.uid, id: `unassign-${pod.uid}` },
+    );
+    this.assignments.set(pod.uid, 'unassigned');
+    this.logger.log(`unassigned ${podRef(pod)} from ${node}`);
+  }
+}
