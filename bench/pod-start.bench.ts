@@ -1,0 +1,85 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Cluster, uniqueName } from '../test/harness/cluster.js';
+import { sleep } from '../test/harness/processes.js';
+
+const run = promisify(execFile);
+const PODS = Number(process.env.BENCH_PODS ?? 20);
+const IMAGE = 'jetlet/busybox:1.35';
+
+function quantile(sorted: number[], q: number): number {
+  const i = Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1);
+  return sorted[Math.max(0, i)] ?? NaN;
+}
+
+function summary(samples: number[]): { p50: number; p99: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
+}
+
+/** jetlet: POST → Running (every container running, pod IP set) observed through the API. */
+async function jetletPodStarts(cluster: Cluster): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < PODS; i++) {
+    const name = `bench-${i}`;
+    const manifest = {
+      metadata: { name },
+      spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: IMAGE, command: ['sleep', '3600'] }] },
+    };
+    const start = performance.now();
+    const created = await cluster.request('POST', '/api/v1/namespaces/bench/pods', manifest);
+    if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${JSON.stringify(created.body)}`);
+    for (;;) {
+      const pod = await cluster.getPod('bench', name);
+      if (pod?.status.phase === 'Running' && pod.status.podIP && pod.status.containerStatuses?.every((s) => s.state.running)) break;
+      await sleep(5);
+    }
+    samples.push(performance.now() - start);
+  }
+  return samples;
+}
+
+/** Baseline: `docker run -d` of the same image, to the command's return (container started). */
+async function dockerRuns(label: string, withSandbox: boolean): Promise<number[]> {
+  const samples: number[] = [];
+  const ids: string[] = [];
+  try {
+    for (let i = 0; i < PODS; i++) {
+      const start = performance.now();
+      if (withSandbox) {
+        const sandbox = (await run('docker', ['run', '-d', '--label', label, 'jetlet/pause:1.0'])).stdout.trim();
+        ids.push(sandbox);
+        ids.push((await run('docker', ['run', '-d', '--label', label, '--network', `container:${sandbox}`, IMAGE, 'sleep', '3600'])).stdout.trim());
+      } else {
+        ids.push((await run('docker', ['run', '-d', '--label', label, IMAGE, 'sleep', '3600'])).stdout.trim());
+      }
+      samples.push(performance.now() - start);
+    }
+  } finally {
+    if (ids.length > 0) await run('docker', ['rm', '-f', ...ids]);
+  }
+  return samples;
+}
+
+async function main(): Promise<void> {
+  const cluster = await Cluster.start();
+  const node = uniqueName('bench-node');
+  try {
+    await cluster.startAgent(node, { RESYNC_SECONDS: '10', HEARTBEAT_SECONDS: '10' });
+    const label = `io.jetlet.bench=${node}`;
+    const docker = summary(await dockerRuns(label, false));
+    const dockerPod = summary(await dockerRuns(label, true));
+    const jetlet = summary(await jetletPodStarts(cluster));
+    const row = (name: string, s: { p50: number; p99: number }): string =>
+      `${name.padEnd(46)} ${s.p50.toFixed(0).padStart(7)} ${s.p99.toFixed(0).padStart(7)} ${(s.p50 / docker.p50).toFixed(2).padStart(7)}`;
+    console.log(`\npod start latency, ${PODS} sequential starts (ms)`);
+    console.log(`${''.padEnd(46)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} ${'×docker'.padStart(7)}`);
+    console.log(row('docker run -d (one container)', docker));
+    console.log(row('docker run -d sandbox + joined container', dockerPod));
+    console.log(row('jetlet pod: POST → Running seen through the API', jetlet));
+  } finally {
+    await cluster.stop();
+  }
+}
+
+await main();

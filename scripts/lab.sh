@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The one-node lab: NATS (unless NATS_URL points at one), the API, the scheduler and one
+# agent on this machine's Docker engine, left running in the background.
+#   scripts/lab.sh up      install what is missing, build, start everything
+#   scripts/lab.sh down    stop what `up` started and remove the lab node's containers
+#   scripts/lab.sh status  what runs, and where its logs are
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export JETLET_STATE="${JETLET_STATE:-$PWD/.jetlet/lab}"
+source scripts/services.sh
+
+NODE_NAME="${NODE_NAME:-$(hostname | tr 'A-Z_' 'a-z-')}"
+API_PORT="${API_PORT:-8001}"
+NATS_PORT="${NATS_PORT:-4222}"
+
+start_app() {
+  local name="$1"; shift
+  if [ -f "$JETLET_STATE/$name.pid" ] && kill -0 "$(cat "$JETLET_STATE/$name.pid")" 2>/dev/null; then
+    log "$name already running (pid $(cat "$JETLET_STATE/$name.pid"))"
+    return 0
+  fi
+  env "$@" node "dist/apps/$name/src/main.js" >"$JETLET_STATE/$name.log" 2>&1 &
+  echo $! >"$JETLET_STATE/$name.pid"
+}
+
+wait_http() {
+  local url="$1" what="$2"
+  for _ in $(seq 1 100); do
+    curl -fsS "$url" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  log "$what did not come up; see $JETLET_STATE"; return 1
+}
+
+up() {
+  ensure_packages
+  apt_install curl curl
+  ensure_node_modules
+  build
+  ensure_docker
+  ensure_images
+  if [ -z "${NATS_URL:-}" ]; then
+    ensure_nats "$NATS_PORT" "$JETLET_STATE/nats-data"
+    NATS_URL="nats://127.0.0.1:$NATS_PORT"
+  fi
+  start_app api NATS_URL="$NATS_URL" API_PORT="$API_PORT"
+  start_app scheduler NATS_URL="$NATS_URL"
+  start_app agent NATS_URL="$NATS_URL" NODE_NAME="$NODE_NAME"
+  wait_http "http://127.0.0.1:$API_PORT/version" "the API"
+  for _ in $(seq 1 100); do
+    curl -fsS "http://127.0.0.1:$API_PORT/api/v1/nodes/$NODE_NAME" 2>/dev/null | grep -q '"KubeletReady"' && break
+    sleep 0.2
+  done
+  cat <<MSG
+jetlet lab is up: node $NODE_NAME, API http://127.0.0.1:$API_PORT, NATS $NATS_URL
+  logs:   $JETLET_STATE/{api,scheduler,agent}.log
+  try:    node dist/apps/cli/src/main.js get nodes
+  stop:   npm run lab:down
+MSG
+}
+
+down() {
+  stop_started agent
+  stop_started scheduler
+  stop_started api
+  if docker_ready; then
+    ids=$(docker ps -aq --filter "label=io.jetlet.node=$NODE_NAME")
+    [ -z "$ids" ] || docker rm -f $ids >/dev/null
+  fi
+  stop_started "nats-$NATS_PORT"
+  stop_started dockerd
+  log "lab stopped"
+}
+
+status() {
+  for name in api scheduler agent "nats-$NATS_PORT" dockerd; do
+    if [ -f "$JETLET_STATE/$name.pid" ] && kill -0 "$(cat "$JETLET_STATE/$name.pid")" 2>/dev/null; then
+      echo "$name: running (pid $(cat "$JETLET_STATE/$name.pid"))"
+    else
+      echo "$name: not started by the lab"
+    fi
+  done
+}
+
+case "${1:-up}" in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+esac
