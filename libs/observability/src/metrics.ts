@@ -9,6 +9,11 @@ function counter<L extends string>(name: string, help: string, labelNames: reado
   return new Counter({ name, help, labelNames, registers: [metricsRegistry] });
 }
 
+/** Container-runtime traffic. */
+export const runtimeMetrics = {
+  dockerCalls: counter('jetlet_runtime_docker_calls_total', 'Docker Engine API calls made by the runtime adapter', ['call']),
+};
+
 /** Bus traffic, by message type (and stream for consumers). */
 export const busMetrics = {
   published: counter('jetlet_bus_messages_published_total', 'Messages published to JetStream', ['type']),

@@ -11,6 +11,7 @@ import type {
   RuntimeInfo,
   SandboxConfig,
 } from './container-runtime.port.js';
+import { runtimeMetrics } from '#observability';
 import { RuntimeError, statusCodeOf } from './runtime.errors.js';
 
 /**
@@ -226,6 +227,12 @@ function errorMessage(err: unknown): string {
  */
 export class DockerRuntime implements ContainerRuntime {
   private readonly docker: Docker;
+  /**
+   * Inspect answers by container id, with the list state they were taken in. A listed
+   * container whose state is unchanged (and that had no event since) is not inspected
+   * again, so an idle pass costs one list call, not one call per container.
+   */
+  private readonly inspected = new Map<string, { state: string; container: RuntimeContainer }>();
 
   /** Without an argument dockerode's defaults apply: DOCKER_HOST, else /var/run/docker.sock. */
   constructor(docker?: DockerOrOptions) {
@@ -236,6 +243,7 @@ export class DockerRuntime implements ContainerRuntime {
 
   async info(): Promise<RuntimeInfo> {
     try {
+      call('version', 'info');
       const [version, info] = await Promise.all([this.docker.version(), this.docker.info() as Promise<unknown>]);
       const details = isRecord(info) ? info : {};
       const str = (value: unknown, fallback: string): string => (typeof value === 'string' && value !== '' ? value : fallback);
@@ -254,6 +262,7 @@ export class DockerRuntime implements ContainerRuntime {
 
   async imagePresent(image: string): Promise<boolean> {
     try {
+      call('image_inspect');
       await this.docker.getImage(image).inspect();
       return true;
     } catch (err) {
@@ -266,6 +275,7 @@ export class DockerRuntime implements ContainerRuntime {
     let stream: NodeJS.ReadableStream;
     try {
       // dockerode adds ':latest' when the reference has no tag; without it the engine would pull every tag.
+      call('image_pull');
       stream = await this.docker.pull(image);
     } catch (err) {
       throw this.wrap(err, `pull image ${image}`);
@@ -330,6 +340,7 @@ export class DockerRuntime implements ContainerRuntime {
 
   async startContainer(id: string): Promise<void> {
     try {
+      call('container_start');
       await this.docker.getContainer(id).start();
     } catch (err) {
       if (statusCodeOf(err) === 304) return;
@@ -340,6 +351,7 @@ export class DockerRuntime implements ContainerRuntime {
   async stopContainer(id: string, graceSeconds: number): Promise<void> {
     try {
       // The engine wants whole seconds; round up so the process never gets less grace than asked.
+      call('container_stop');
       await this.docker.getContainer(id).stop({ t: Math.max(0, Math.ceil(graceSeconds)) });
     } catch (err) {
       const status = statusCodeOf(err);
@@ -351,6 +363,8 @@ export class DockerRuntime implements ContainerRuntime {
   async removeContainer(id: string): Promise<void> {
     try {
       // v: anonymous volumes would otherwise leak with every removed container (dockershim did the same).
+      call('container_remove');
+      this.inspected.delete(id);
       await this.docker.getContainer(id).remove({ force: true, v: true });
     } catch (err) {
       const status = statusCodeOf(err);
@@ -369,11 +383,12 @@ export class DockerRuntime implements ContainerRuntime {
   async listContainers(labels: Record<string, string>): Promise<RuntimeContainer[]> {
     let listed: Docker.ContainerInfo[];
     try {
+      call('container_list');
       listed = await this.docker.listContainers({ all: true, filters: { label: toLabelFilters(labels) } });
     } catch (err) {
       throw this.wrap(err, `list containers with labels ${describeLabels(labels)}`);
     }
-    return this.inspectListed(listed.map((c) => c.Id));
+    return this.inspectListed(listed.map((c) => ({ id: c.Id, state: c.State })));
   }
 
   async *events(labels: Record<string, string>, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
@@ -383,6 +398,7 @@ export class DockerRuntime implements ContainerRuntime {
     try {
       // No abortSignal for dockerode: aborting its request makes the response emit an
       // error after we are gone; destroying the stream ourselves is quieter.
+      call('events');
       source = await this.docker.getEvents({
         filters: { type: ['container'], label: toLabelFilters(labels) },
       });
@@ -399,7 +415,10 @@ export class DockerRuntime implements ContainerRuntime {
       if (signal.aborted) return;
       for await (const line of splitLines(stream)) {
         const event = parseEventLine(line);
-        if (event !== undefined) yield event;
+        if (event === undefined) continue;
+        // Whatever happened, the cached inspect of this container may be stale now.
+        this.inspected.delete(event.containerId);
+        yield event;
       }
     } catch (err) {
       if (signal.aborted) return;
@@ -424,6 +443,7 @@ export class DockerRuntime implements ContainerRuntime {
     }
     let data: Buffer;
     try {
+      call('container_logs');
       data = await this.readStream({
         path: `/containers/${encodeURIComponent(id)}/logs?`,
         method: 'GET',
@@ -448,6 +468,7 @@ export class DockerRuntime implements ContainerRuntime {
   /** Inspects by id or name; undefined when the engine does not know it. */
   private async inspectRaw(idOrName: string): Promise<DockerContainerJson | undefined> {
     try {
+      call('container_inspect');
       return await this.docker.getContainer(idOrName).inspect();
     } catch (err) {
       if (statusCodeOf(err) === 404) return undefined;
@@ -456,14 +477,27 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   /**
-   * Turns list results into full containers. Costs one inspect per container, because the
-   * list answer has no start/finish times, exit code, OOM flag or error; acceptable at a
-   * node's container count, and the one place to batch or cache if it ever is not.
-   * Containers removed between list and inspect are dropped.
+   * Turns list results into full containers. The list answer has no start/finish times,
+   * exit code, OOM flag or error, so a container is inspected when it is new to us or its
+   * state moved; otherwise the cached inspect stands. Containers removed between list and
+   * inspect are dropped, and so are cache entries of containers no longer listed.
    */
-  private async inspectListed(ids: string[]): Promise<RuntimeContainer[]> {
-    const infos = await Promise.all(ids.map((id) => this.inspectRaw(id)));
-    return infos.filter((info) => info !== undefined).map(toRuntimeContainer);
+  private async inspectListed(listed: Array<{ id: string; state: string }>): Promise<RuntimeContainer[]> {
+    const containers = await Promise.all(
+      listed.map(async ({ id, state }) => {
+        const cached = this.inspected.get(id);
+        if (cached?.state === state) return cached.container;
+        const info = await this.inspectRaw(id);
+        if (info === undefined) return undefined;
+        const container = toRuntimeContainer(info);
+        // Cache under the state the list saw only if the inspect agrees, so a move between the two calls is seen next time.
+        if (info.State.Status === state) this.inspected.set(id, { state, container });
+        return container;
+      }),
+    );
+    const present = new Set(listed.map((c) => c.id));
+    for (const id of this.inspected.keys()) if (!present.has(id)) this.inspected.delete(id);
+    return containers.filter((c) => c !== undefined);
   }
 
   /**
@@ -516,6 +550,11 @@ export class DockerRuntime implements ContainerRuntime {
       statusCode: statusCodeOf(err),
     });
   }
+}
+
+/** Counts Docker API calls, so a benchmark can report calls per reconcile pass. */
+function call(...names: string[]): void {
+  for (const name of names) runtimeMetrics.dockerCalls.inc({ call: name });
 }
 
 function describeLabels(labels: Record<string, string>): string {
