@@ -27,6 +27,7 @@ function manifest(nodeName?: string): PodManifest {
 const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
   PodCreated: { pod: manifest() },
   PodScheduled: { uid: UID, nodeName: 'node-1' },
+  PodUpdated: { uid: UID, pod: { ...manifest('node-1'), metadata: { ...manifest().metadata, generation: 2 } } },
   PodDeletionRequested: { uid: UID, gracePeriodSeconds: 30, deletionTimestamp: TIME },
   PodAssigned: { pod: manifest('node-1') },
   PodUnassigned: { uid: UID, namespace: 'default', name: 'web-0', gracePeriodSeconds: 30 },
@@ -47,6 +48,17 @@ const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
     containerID: 'docker://0123abcd',
     reason: 'Died',
     exitCode: 137,
+    observedAt: TIME,
+  },
+  PodEvent: {
+    uid: UID,
+    namespace: 'default',
+    name: 'web-0',
+    nodeName: 'node-1',
+    eventType: 'Warning',
+    reason: 'BackOff',
+    message: `Back-off restarting failed container nginx in pod web-0_default(${UID})`,
+    fieldPath: 'spec.containers{nginx}',
     observedAt: TIME,
   },
   NodeRegistered: {
@@ -98,9 +110,9 @@ function causesOf(fn: () => unknown): FieldCause[] {
 }
 
 describe('decodeEnvelope', () => {
-  it('has a test payload for each of the 9 message types', () => {
+  it('has a test payload for each of the 11 message types', () => {
     assert.deepEqual(Object.keys(PAYLOADS).sort(), Object.keys(MESSAGES).sort());
-    assert.equal(Object.keys(MESSAGES).length, 9);
+    assert.equal(Object.keys(MESSAGES).length, 11);
   });
 
   for (const type of Object.keys(MESSAGES) as MessageType[]) {
@@ -185,6 +197,28 @@ describe('parseEnvelope', () => {
     assert.deepEqual(
       causes.map((c) => [c.field, c.reason]),
       [['data.status', 'FieldValueInvalid']],
+    );
+  });
+
+  it('accepts a PodEvent about the pod itself, without fieldPath', () => {
+    const { fieldPath: _fieldPath, ...data } = PAYLOADS.PodEvent;
+
+    const sut = parseEnvelope(envelopeOf('PodEvent', { ...data, eventType: 'Normal', reason: 'Scheduled' }));
+
+    assert.ok(sut.type === 'PodEvent');
+    assert.equal(sut.data.reason, 'Scheduled');
+    assert.equal(sut.data.fieldPath, undefined);
+  });
+
+  it('rejects a PodEvent whose type is neither Normal nor Warning, and one without a reason', () => {
+    const causes = causesOf(() => parseEnvelope(envelopeOf('PodEvent', { ...PAYLOADS.PodEvent, eventType: 'Error', reason: '' })));
+
+    assert.deepEqual(
+      causes.map((c) => [c.field, c.reason]),
+      [
+        ['data.eventType', 'FieldValueNotSupported'],
+        ['data.reason', 'FieldValueRequired'],
+      ],
     );
   });
 

@@ -5,19 +5,23 @@ import { NodeRegisteredEvent } from './messages/node-registered.event.js';
 import { PodAssignedEvent } from './messages/pod-assigned.event.js';
 import { PodCreatedEvent } from './messages/pod-created.event.js';
 import { PodDeletionRequestedEvent } from './messages/pod-deletion-requested.event.js';
+import { PodEventEvent } from './messages/pod-event.event.js';
 import { PodScheduledEvent } from './messages/pod-scheduled.event.js';
 import { PodStatusReportedEvent } from './messages/pod-status-reported.event.js';
 import { PodUnassignedEvent } from './messages/pod-unassigned.event.js';
+import { PodUpdatedEvent } from './messages/pod-updated.event.js';
 
 /** Every message type, its current version and its payload class. */
 export const MESSAGES = {
   PodCreated: { version: 1, data: PodCreatedEvent },
   PodScheduled: { version: 1, data: PodScheduledEvent },
+  PodUpdated: { version: 1, data: PodUpdatedEvent },
   PodDeletionRequested: { version: 1, data: PodDeletionRequestedEvent },
   PodAssigned: { version: 1, data: PodAssignedEvent },
   PodUnassigned: { version: 1, data: PodUnassignedEvent },
   PodStatusReported: { version: 1, data: PodStatusReportedEvent },
   ContainerEvent: { version: 1, data: ContainerEventEvent },
+  PodEvent: { version: 1, data: PodEventEvent },
   NodeRegistered: { version: 1, data: NodeRegisteredEvent },
   NodeHeartbeat: { version: 1, data: NodeHeartbeatEvent },
 } as const satisfies Record<string, { version: number; data: ClassConstructor<object> }>;

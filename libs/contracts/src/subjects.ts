@@ -13,7 +13,7 @@ export const STREAMS = {
   assign: 'JETLET_ASSIGN',
   /** Node registrations and heartbeats. */
   nodes: 'JETLET_NODES',
-  /** Container events from each node's PLEG. */
+  /** Container events from each node's PLEG, and Kubernetes Events about pods. */
   events: 'JETLET_EVENTS',
 } as const;
 
@@ -27,7 +27,7 @@ export function token(name: string): string {
 }
 
 export const SUBJECTS = {
-  /** The pod aggregate: PodCreated, PodScheduled, PodDeletionRequested. Writers: api, scheduler. */
+  /** The pod aggregate: PodCreated, PodUpdated, PodScheduled, PodDeletionRequested. Writers: api, scheduler. */
   pod: (namespace: string, name: string): string => `${PREFIX}.pods.${token(namespace)}.${token(name)}`,
   allPods: `${PREFIX}.pods.>`,
   /** PodStatusReported for one pod, written only by the agent of `node`. */
@@ -42,7 +42,7 @@ export const SUBJECTS = {
   /** NodeHeartbeat, written only by that node's agent. */
   nodeHeartbeat: (node: string): string => `${PREFIX}.nodes.${token(node)}.heartbeat`,
   allNodes: `${PREFIX}.nodes.>`,
-  /** ContainerEvent for one pod, written only by the agent of `node`. */
+  /** ContainerEvent and PodEvent for one pod, written only by the agent of `node`. */
   containerEvents: (node: string, uid: string): string => `${PREFIX}.events.${token(node)}.${uid}`,
   allContainerEvents: `${PREFIX}.events.>`,
 } as const;

@@ -6,7 +6,7 @@ export interface FieldCause {
   field: string;
   message: string;
   /** Kubernetes cause reason. */
-  reason: 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueNotSupported' | 'FieldValueDuplicate';
+  reason: 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueNotSupported' | 'FieldValueDuplicate' | 'FieldValueForbidden';
 }
 
 /** Thrown by `parseContract` with every invalid field, never only the first. */

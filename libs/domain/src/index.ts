@@ -5,3 +5,7 @@ export * from './node-table.js';
 export * from './pod-naming.js';
 export * from './pod-status.js';
 export * from './reconcile.js';
+export * from './backoff.js';
+export * from './image-reference.js';
+export * from './patch.js';
+export * from './event-log.js';

@@ -38,3 +38,26 @@ export function podSpecCauses(manifest: PodManifest): FieldCause[] {
   });
   return causes;
 }
+
+/**
+ * What Kubernetes allows to change on an existing pod's spec: the containers' images
+ * (and nothing jetlet supports beyond that). Returns the forbidden change, if any.
+ */
+export function forbiddenSpecChange(before: PodManifest['spec'], after: PodManifest['spec']): string | undefined {
+  const keys = Object.keys({ ...flatKeys(before), ...flatKeys(after) }).sort();
+  const withoutImages = (spec: PodManifest['spec']): string => JSON.stringify({ ...spec, containers: spec.containers.map((c) => ({ ...c, image: '' })) }, keys);
+  if (withoutImages(before) === withoutImages(after)) return undefined;
+  return 'pod updates may not change fields other than `spec.containers[*].image`';
+}
+
+/** Every key used anywhere in a JSON value, so JSON.stringify can sort them all. */
+function flatKeys(value: unknown, keys: Record<string, true> = {}): Record<string, true> {
+  if (Array.isArray(value)) value.forEach((v) => flatKeys(v, keys));
+  else if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) {
+      keys[k] = true;
+      flatKeys(v, keys);
+    }
+  }
+  return keys;
+}

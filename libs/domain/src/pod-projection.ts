@@ -50,6 +50,13 @@ export class PodProjection {
         this.keyByUid.set(uid, key(namespace, record.name));
         return record;
       }
+      case 'PodUpdated': {
+        const record = this.byUid(envelope.data.uid);
+        if (!record) return undefined;
+        record.manifest = envelope.data.pod;
+        record.subjectSeq = record.resourceVersion = seq;
+        return record;
+      }
       case 'PodScheduled': {
         const record = this.byUid(envelope.data.uid);
         if (!record) return undefined;

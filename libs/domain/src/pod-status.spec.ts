@@ -3,13 +3,15 @@ import assert from 'node:assert/strict';
 import type { ContainerStatus, PodManifest, PodStatus, RestartPolicy } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime';
 import { containerName, sandboxName } from './pod-naming.js';
+import { BackoffBook, KUBERNETES_BACKOFF, crashKey } from './backoff.js';
 import {
-  KUBERNETES_BACKOFF,
   attemptsOf,
   computePodStatus,
+  deathTimeMs,
+  isDead,
   podPhase,
-  restartDelayMs,
   shouldRestart,
+  terminatedState,
   type StatusInput,
   type WaitingReasons,
 } from './pod-status.js';
@@ -75,8 +77,37 @@ function exited(name: string, attempt: number, exitCode: number, finishedAtMs: n
   return app(name, attempt, { state: 'exited', exitCode, finishedAt: iso(finishedAtMs), ...overrides });
 }
 
-function input(restartPolicy: RestartPolicy, observed: RuntimeContainer[], nowMs: number, names?: string[], waiting?: WaitingReasons): StatusInput {
-  return { pod: POD, manifest: manifest(restartPolicy, names), observed, hostIP: HOST_IP, nowMs, backoff: KUBERNETES_BACKOFF, ...(waiting ? { waiting } : {}) };
+function input(
+  restartPolicy: RestartPolicy,
+  observed: RuntimeContainer[],
+  nowMs: number,
+  names?: string[],
+  waiting?: WaitingReasons,
+  backoff: BackoffBook = new BackoffBook(KUBERNETES_BACKOFF),
+): StatusInput {
+  return { pod: POD, manifest: manifest(restartPolicy, names), observed, hostIP: HOST_IP, nowMs, backoff, ...(waiting ? { waiting } : {}) };
+}
+
+/** A container the engine created but could not start: Docker leaves it "created" with exit code 127 and an error. */
+function cannotRun(name: string, attempt: number, error: string, overrides: Partial<RuntimeContainer> = {}): RuntimeContainer {
+  return app(name, attempt, { state: 'created', startedAt: undefined, exitCode: 127, error, ...overrides });
+}
+
+/**
+ * Drives a book the way the reconciler does through `restarts` crash restarts of `container`:
+ * the first restart is immediate, each later one waits out the delay in force, and each
+ * dispatch records `next(key, deathMs)`. Every attempt runs for `runMs`. Returns when the
+ * latest attempt (number `restarts`) died.
+ */
+function crashLoop(book: BackoffBook, container: string, firstDeathMs: number, restarts: number, runMs = 1000): number {
+  const key = crashKey(UID, container);
+  let deathMs = firstDeathMs;
+  for (let i = 0; i < restarts; i++) {
+    const restartMs = deathMs + book.delay(key);
+    book.next(key, deathMs, restartMs);
+    deathMs = restartMs + runMs;
+  }
+  return deathMs;
 }
 
 function statusOf(status: PodStatus, name: string): ContainerStatus {
@@ -174,7 +205,7 @@ describe('computePodStatus', () => {
     assert.deepEqual(statusOf(sut, 'web').state, { waiting: { reason: 'ErrImagePull', message: 'pull access denied for example/web' } });
   });
 
-  it('fails a Never pod whose container exited 1: reason Error, no restarts', () => {
+  it('fails a Never pod whose container exited 1: reason Error, no restarts, Ready False with reason PodFailed', () => {
     const sut = computePodStatus(input('Never', [sandbox(), exited('web', 0, 1, T0 + 5000)], T0 + 60_000, ['web']));
 
     assert.equal(sut.phase, 'Failed');
@@ -186,14 +217,17 @@ describe('computePodStatus', () => {
       terminated: { exitCode: 1, reason: 'Error', startedAt: iso(T0 + 1100), finishedAt: iso(T0 + 5000), containerID: 'docker://web-0-id' },
     });
     assert.deepEqual(web.lastState, {});
+    assert.deepEqual(condition(sut, 'Ready'), { type: 'Ready', status: 'False', reason: 'PodFailed' });
   });
 
-  it('completes an OnFailure pod whose containers exited 0 as Succeeded, reason Completed', () => {
+  it('completes an OnFailure pod whose containers exited 0 as Succeeded, reason Completed, Ready False with reason PodCompleted', () => {
     const sut = computePodStatus(input('OnFailure', [sandbox(), exited('web', 0, 0, T0 + 5000), exited('sidecar', 0, 0, T0 + 6000)], T0 + 60_000));
 
     assert.equal(sut.phase, 'Succeeded');
     assert.equal(statusOf(sut, 'web').state.terminated?.reason, 'Completed');
     assert.equal(statusOf(sut, 'sidecar').state.terminated?.exitCode, 0);
+    assert.deepEqual(condition(sut, 'ContainersReady'), { type: 'ContainersReady', status: 'False', reason: 'PodCompleted' });
+    assert.deepEqual(condition(sut, 'Ready'), { type: 'Ready', status: 'False', reason: 'PodCompleted' });
   });
 
   it('keeps an OnFailure pod Running while one container succeeded and another still runs', () => {
@@ -209,10 +243,13 @@ describe('computePodStatus', () => {
   });
 
   it('shows an Always container that exited within its back-off as CrashLoopBackOff, the pod still Running', () => {
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    // Attempt 0 died at T0 + 5 s and was restarted at once; the reconciler recorded it.
+    book.next(crashKey(UID, 'web'), T0 + 5000);
     const finished = T0 + 20_000;
     const observed = [sandbox(), exited('web', 0, 1, T0 + 5000), exited('web', 1, 1, finished)];
 
-    const sut = computePodStatus(input('Always', observed, finished + 5000, ['web']));
+    const sut = computePodStatus(input('Always', observed, finished + 5000, ['web'], undefined, book));
 
     assert.equal(sut.phase, 'Running');
     const web = statusOf(sut, 'web');
@@ -224,32 +261,41 @@ describe('computePodStatus', () => {
     });
     assert.equal(web.restartCount, 1);
     assert.equal(web.ready, false);
+    assert.equal(web.started, false);
     assert.equal(web.containerID, 'docker://web-1-id');
     assert.equal(condition(sut, 'Ready')?.status, 'False');
   });
 
   it('doubles the back-off in the CrashLoopBackOff message with each restart', () => {
-    const finished = T0 + 100_000;
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    const finished = crashLoop(book, 'web', T0 + 5000, 3);
 
-    const sut = computePodStatus(input('Always', [sandbox(), exited('web', 3, 1, finished)], finished + 1000, ['web']));
+    const sut = computePodStatus(input('Always', [sandbox(), exited('web', 3, 1, finished)], finished + 1000, ['web'], undefined, book));
 
-    assert.match(statusOf(sut, 'web').state.waiting?.message ?? '', /^back-off 40s restarting failed container=web /);
+    assert.equal(statusOf(sut, 'web').state.waiting?.message, `back-off 40s restarting failed container=web pod=web-0_default(${UID})`);
   });
 
   it('formats a back-off of minutes as Go does, e.g. "back-off 5m0s" at the cap', () => {
-    const finished = T0 + 1_000_000;
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    const finished = crashLoop(book, 'web', T0 + 5000, 9);
 
-    const sut = computePodStatus(input('Always', [sandbox(), exited('web', 9, 1, finished)], finished + 1000, ['web']));
+    const sut = computePodStatus(input('Always', [sandbox(), exited('web', 9, 1, finished)], finished + 1000, ['web'], undefined, book));
 
     assert.match(statusOf(sut, 'web').state.waiting?.message ?? '', /^back-off 5m0s restarting failed container=web /);
   });
 
-  it('shows the exited state again once the back-off is over, the pod still Running', () => {
+  it('shows CrashLoopBackOff until just before the delay has passed from the death, the exited state from then on', () => {
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    book.next(crashKey(UID, 'web'), T0 + 5000);
     const finished = T0 + 20_000;
+    const observed = [sandbox(), exited('web', 1, 1, finished)];
 
-    const sut = computePodStatus(input('Always', [sandbox(), exited('web', 1, 1, finished)], finished + 10_000, ['web']));
+    const before = computePodStatus(input('Always', observed, finished + 9_999, ['web'], undefined, book));
+    const sut = computePodStatus(input('Always', observed, finished + 10_000, ['web'], undefined, book));
 
+    assert.equal(statusOf(before, 'web').state.waiting?.reason, 'CrashLoopBackOff');
     assert.equal(sut.phase, 'Running');
+    assert.equal(statusOf(sut, 'web').state.waiting, undefined);
     assert.equal(statusOf(sut, 'web').state.terminated?.exitCode, 1);
   });
 
@@ -260,11 +306,39 @@ describe('computePodStatus', () => {
     assert.equal(statusOf(sut, 'web').state.terminated?.reason, 'Error');
   });
 
-  it('shows the executor waiting reason instead of CrashLoopBackOff while a restart is failing', () => {
-    const waiting: WaitingReasons = new Map([['web', { reason: 'CreateContainerError', message: 'no space left on device' }]]);
+  it('takes the back-off from the book, not the restart count: a book without an entry shows no back-off', () => {
+    // As after an agent restart: the kubelet keeps its back-off in memory only.
+    const sut = computePodStatus(input('Always', [sandbox(), exited('web', 5, 1, T0 + 100_000)], T0 + 101_000, ['web']));
+
+    assert.equal(statusOf(sut, 'web').state.waiting, undefined);
+    assert.equal(statusOf(sut, 'web').state.terminated?.exitCode, 1);
+    assert.equal(statusOf(sut, 'web').restartCount, 5);
+  });
+
+  it('shows no CrashLoopBackOff for a container its policy does not restart, whatever the book holds', () => {
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    book.next(crashKey(UID, 'web'), T0 + 5000);
     const finished = T0 + 20_000;
 
-    const sut = computePodStatus(input('Always', [sandbox(), exited('web', 1, 1, finished)], finished + 1000, ['web'], waiting));
+    const onFailure = computePodStatus(input('OnFailure', [sandbox(), exited('web', 1, 0, finished)], finished + 1000, ['web'], undefined, book));
+    const never = computePodStatus(input('Never', [sandbox(), exited('web', 1, 1, finished)], finished + 1000, ['web'], undefined, book));
+
+    assert.deepEqual(
+      [onFailure, never].map((s) => [s.phase, statusOf(s, 'web').state.terminated?.reason]),
+      [
+        ['Succeeded', 'Completed'],
+        ['Failed', 'Error'],
+      ],
+    );
+  });
+
+  it('shows the executor waiting reason instead of CrashLoopBackOff while a restart is failing', () => {
+    const waiting: WaitingReasons = new Map([['web', { reason: 'CreateContainerError', message: 'no space left on device' }]]);
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    book.next(crashKey(UID, 'web'), T0 + 5000);
+    const finished = T0 + 20_000;
+
+    const sut = computePodStatus(input('Always', [sandbox(), exited('web', 1, 1, finished)], finished + 1000, ['web'], waiting, book));
 
     const web = statusOf(sut, 'web');
     assert.deepEqual(web.state, { waiting: { reason: 'CreateContainerError', message: 'no space left on device' } });
@@ -279,15 +353,34 @@ describe('computePodStatus', () => {
     assert.equal(statusOf(sut, 'web').state.terminated?.exitCode, 137);
   });
 
-  it('reports a container the engine could not run as ContainerCannotRun with the engine message', () => {
+  it('reports a container the engine created but could not run as terminated ContainerCannotRun, exit 127, with the engine message', () => {
     const error = 'exec: "nginx": executable file not found in $PATH';
 
-    const sut = computePodStatus(input('Never', [sandbox(), exited('web', 0, 127, T0 + 5000, { error })], T0 + 6000, ['web']));
+    const sut = computePodStatus(input('Never', [sandbox(), cannotRun('web', 0, error)], T0 + 6000, ['web']));
 
-    assert.deepEqual(
-      { reason: statusOf(sut, 'web').state.terminated?.reason, message: statusOf(sut, 'web').state.terminated?.message },
-      { reason: 'ContainerCannotRun', message: error },
-    );
+    assert.equal(sut.phase, 'Failed');
+    assert.deepEqual(statusOf(sut, 'web').state, {
+      terminated: { exitCode: 127, reason: 'ContainerCannotRun', message: error, containerID: 'docker://web-0-id' },
+    });
+  });
+
+  it('backs off a container that could not run like one that crashed, measured from its creation', () => {
+    const error = 'exec: "nginx": executable file not found in $PATH';
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    // Attempt 0 could not run either (created at T0 + 1 s) and was retried at once.
+    book.next(crashKey(UID, 'web'), T0 + 1000);
+    const observed = [sandbox(), cannotRun('web', 0, error), cannotRun('web', 1, error)];
+
+    const sut = computePodStatus(input('Always', observed, T0 + 2000 + 9_999, ['web'], undefined, book));
+    const after = computePodStatus(input('Always', observed, T0 + 2000 + 10_000, ['web'], undefined, book));
+
+    const web = statusOf(sut, 'web');
+    assert.equal(sut.phase, 'Running');
+    assert.equal(web.state.waiting?.reason, 'CrashLoopBackOff');
+    assert.deepEqual(web.lastState, {
+      terminated: { exitCode: 127, reason: 'ContainerCannotRun', message: error, containerID: 'docker://web-1-id' },
+    });
+    assert.equal(statusOf(after, 'web').state.terminated?.reason, 'ContainerCannotRun');
   });
 
   it('shows a restarted container running, with the previous run as lastState and its restart count', () => {
@@ -302,6 +395,65 @@ describe('computePodStatus', () => {
     assert.deepEqual(web.lastState, {
       terminated: { exitCode: 2, reason: 'Error', startedAt: iso(T0 + 1100), finishedAt: iso(T0 + 5000), containerID: 'docker://web-0-id' },
     });
+  });
+});
+
+describe('computePodStatus of a terminal pod (deleted, its containers stopped)', () => {
+  const terminal = (restartPolicy: RestartPolicy, observed: RuntimeContainer[], nowMs: number, book?: BackoffBook): StatusInput => ({
+    ...input(restartPolicy, observed, nowMs, undefined, undefined, book),
+    terminal: true,
+  });
+
+  it('ends an Always pod whose containers all exited 0 as Succeeded, Ready and ContainersReady False with reason PodCompleted', () => {
+    const observed = [sandbox({ state: 'exited', exitCode: 0 }), exited('web', 0, 0, T0 + 50_000), exited('sidecar', 0, 0, T0 + 50_000)];
+
+    const sut = computePodStatus(terminal('Always', observed, T0 + 51_000));
+
+    assert.equal(sut.phase, 'Succeeded');
+    assert.deepEqual(sut.conditions, [
+      { type: 'Initialized', status: 'True' },
+      { type: 'ContainersReady', status: 'False', reason: 'PodCompleted' },
+      { type: 'Ready', status: 'False', reason: 'PodCompleted' },
+    ]);
+    assert.equal(statusOf(sut, 'web').state.terminated?.reason, 'Completed');
+  });
+
+  it('ends it Failed, with reason PodFailed, when a container exited non-zero', () => {
+    const observed = [sandbox({ state: 'exited', exitCode: 0 }), exited('web', 0, 0, T0 + 50_000), exited('sidecar', 0, 137, T0 + 80_000)];
+
+    const sut = computePodStatus(terminal('Always', observed, T0 + 81_000));
+
+    assert.equal(sut.phase, 'Failed');
+    assert.deepEqual(condition(sut, 'Ready'), { type: 'Ready', status: 'False', reason: 'PodFailed' });
+    assert.deepEqual(condition(sut, 'ContainersReady'), { type: 'ContainersReady', status: 'False', reason: 'PodFailed' });
+  });
+
+  it('shows the stopped container as terminated, not CrashLoopBackOff, even within its back-off', () => {
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    book.next(crashKey(UID, 'web'), T0 + 5000);
+    const finished = T0 + 20_000;
+    const observed = [sandbox({ state: 'exited', exitCode: 0 }), exited('web', 0, 1, T0 + 5000), exited('web', 1, 1, finished)];
+
+    const sut = computePodStatus({ ...terminal('Always', observed, finished + 1000, book), manifest: manifest('Always', ['web']) });
+
+    const web = statusOf(sut, 'web');
+    assert.equal(sut.phase, 'Failed');
+    assert.equal(web.state.waiting, undefined);
+    assert.deepEqual(web.state, {
+      terminated: { exitCode: 1, reason: 'Error', startedAt: iso(T0 + 2100), finishedAt: iso(finished), containerID: 'docker://web-1-id' },
+    });
+  });
+
+  it('ends a pod whose container never started as Failed', () => {
+    const sut = computePodStatus({ ...terminal('Always', [sandbox({ state: 'exited', exitCode: 0 })], T0 + 1000), manifest: manifest('Always', ['web']) });
+
+    assert.equal(sut.phase, 'Failed');
+  });
+
+  it('keeps a pod whose container still runs Running', () => {
+    const sut = computePodStatus(terminal('Always', [sandbox(), app('web', 0), exited('sidecar', 0, 0, T0 + 5000)], T0 + 6000));
+
+    assert.equal(sut.phase, 'Running');
   });
 });
 
@@ -333,29 +485,50 @@ describe('podPhase', () => {
       assert.equal(podPhase([...statuses], policy), phase);
     });
   }
-});
 
-describe('restartDelayMs', () => {
-  for (const [restarts, delay] of [
-    [0, 0],
-    [1, 10_000],
-    [2, 20_000],
-    [3, 40_000],
-    [5, 160_000],
-    [6, 300_000],
-    [100, 300_000],
+  for (const [label, statuses, policy, phase] of [
+    ['all succeeded, Always', [succeeded, succeeded], 'Always', 'Succeeded'],
+    ['all succeeded, OnFailure', [succeeded], 'OnFailure', 'Succeeded'],
+    ['one failed, Always', [succeeded, failed], 'Always', 'Failed'],
+    ['one failed, OnFailure', [failed], 'OnFailure', 'Failed'],
+    ['one that had failed and waits, Always', [backingOff], 'Always', 'Failed'],
+    ['one never started, Always', [waiting], 'Always', 'Failed'],
+    ['one still running', [running, succeeded], 'Always', 'Running'],
   ] as const) {
-    it(`waits ${delay} ms after ${restarts} restart(s) with the Kubernetes back-off`, () => {
-      assert.equal(restartDelayMs(restarts, KUBERNETES_BACKOFF), delay);
+    it(`is ${phase} for a terminal pod with ${label}`, () => {
+      assert.equal(podPhase([...statuses], policy, true), phase);
     });
   }
+});
 
-  it('follows a custom base and cap', () => {
-    const policy = { baseMs: 100, capMs: 350 };
+describe('isDead, deathTimeMs and terminatedState', () => {
+  it('counts an exited container and a created one the engine could not start as dead, and no other', () => {
+    const cases: Array<[RuntimeContainer, boolean]> = [
+      [exited('web', 0, 0, T0 + 5000), true],
+      [cannotRun('web', 0, 'permission denied'), true],
+      [cannotRun('web', 0, 'permission denied', { exitCode: 126 }), true],
+      [app('web', 0, { state: 'created', startedAt: undefined }), false],
+      [app('web', 0), false],
+      [app('web', 0, { state: 'unknown' }), false],
+    ];
 
     assert.deepEqual(
-      [0, 1, 2, 3, 4].map((n) => restartDelayMs(n, policy)),
-      [0, 100, 200, 350, 350],
+      cases.map(([c]) => isDead(c)),
+      cases.map(([, dead]) => dead),
+    );
+  });
+
+  it('dates a death by the finish time, or by the creation for a container that never ran', () => {
+    assert.equal(deathTimeMs(exited('web', 3, 1, T0 + 42_000)), T0 + 42_000);
+    assert.equal(deathTimeMs(cannotRun('web', 2, 'no such file')), T0 + 3000);
+  });
+
+  it('describes a finished container as Completed or Error by its exit code, OOMKilled when the kernel killed it', () => {
+    assert.deepEqual(
+      [exited('web', 0, 0, T0 + 5000), exited('web', 0, 143, T0 + 5000), exited('web', 0, 137, T0 + 5000, { oomKilled: true })].map(
+        (c) => terminatedState(c).terminated?.reason,
+      ),
+      ['Completed', 'Error', 'OOMKilled'],
     );
   });
 });

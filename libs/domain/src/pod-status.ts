@@ -1,13 +1,6 @@
 import type { Container, ContainerState, ContainerStatus, PodManifest, PodPhase, PodStatus, RestartPolicy } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime';
-
-/** Crash back-off settings (Kubernetes: 10 s doubling to 300 s). */
-export interface BackoffPolicy {
-  baseMs: number;
-  capMs: number;
-}
-
-export const KUBERNETES_BACKOFF: BackoffPolicy = { baseMs: 10_000, capMs: 300_000 };
+import { crashKey, goDuration, type BackoffBook } from './backoff.js';
 
 /** A waiting reason the executor hit (ErrImagePull, CreateContainerError...), keyed by container name. */
 export type WaitingReasons = Map<string, { reason: string; message: string }>;
@@ -35,26 +28,22 @@ export function shouldRestart(policy: RestartPolicy, exitCode: number): boolean 
 }
 
 /**
- * How long after its last exit a container may start again: the first restart is
- * immediate, then base doubling up to the cap, as the kubelet's back-off does.
+ * A container that ran and ended, or that the engine could not start at all (Docker
+ * leaves those "created" with exit code 127 or 126 and an error).
  */
-export function restartDelayMs(restartsSoFar: number, policy: BackoffPolicy): number {
-  if (restartsSoFar === 0) return 0;
-  return Math.min(policy.baseMs * 2 ** (restartsSoFar - 1), policy.capMs);
+export function isDead(c: RuntimeContainer): boolean {
+  return c.state === 'exited' || (c.state === 'created' && (c.exitCode !== undefined || c.error !== undefined));
 }
 
-/** A duration as Go prints it, which is how the kubelet's messages show it: 10s, 1m20s, 5m0s. */
-export function goDuration(ms: number): string {
-  const seconds = Math.round(ms / 1000);
-  if (seconds < 60) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes}m${seconds % 60}s`;
-  return `${Math.floor(minutes / 60)}h${minutes % 60}m${seconds % 60}s`;
+/** When a dead container ended, for back-off: its finish time, else (never started) its creation. */
+export function deathTimeMs(c: RuntimeContainer): number {
+  return Date.parse(c.finishedAt ?? c.createdAt);
 }
 
-function terminatedState(c: RuntimeContainer): ContainerState {
-  const exitCode = c.exitCode ?? 0;
-  const reason = c.oomKilled ? 'OOMKilled' : c.error ? 'ContainerCannotRun' : exitCode === 0 ? 'Completed' : 'Error';
+export function terminatedState(c: RuntimeContainer): ContainerState {
+  const cannotRun = c.state === 'created';
+  const exitCode = c.exitCode ?? (cannotRun ? 128 : 0);
+  const reason = c.oomKilled ? 'OOMKilled' : cannotRun ? 'ContainerCannotRun' : exitCode === 0 ? 'Completed' : 'Error';
   return {
     terminated: {
       exitCode,
@@ -74,16 +63,18 @@ export interface StatusInput {
   observed: RuntimeContainer[];
   hostIP: string;
   nowMs: number;
-  backoff: BackoffPolicy;
+  backoff: BackoffBook;
   waiting?: WaitingReasons;
+  /** The pod is being deleted and its containers were stopped for good. */
+  terminal?: boolean;
 }
 
 function containerStatus(input: StatusInput, spec: Container): ContainerStatus {
   const [latest, previous] = attemptsOf(input.observed, spec.name);
   const base = { name: spec.name, image: spec.image, imageID: latest?.imageId ?? '', ready: false, restartCount: latest ? attemptOf(latest) : 0 };
-  const lastState: ContainerState = previous && previous.state === 'exited' ? terminatedState(previous) : {};
+  const lastState: ContainerState = previous && isDead(previous) ? terminatedState(previous) : {};
   const pending = input.waiting?.get(spec.name);
-  if (!latest || latest.state === 'created' || latest.state === 'unknown') {
+  if (!latest || (latest.state !== 'running' && !isDead(latest))) {
     return { ...base, state: { waiting: pending ?? { reason: 'ContainerCreating' } }, lastState, started: false };
   }
   const containerID = `docker://${latest.id}`;
@@ -99,26 +90,24 @@ function containerStatus(input: StatusInput, spec: Container): ContainerStatus {
   }
   const terminated = terminatedState(latest);
   const policy = input.manifest.spec.restartPolicy ?? 'Always';
-  if (shouldRestart(policy, latest.exitCode ?? 0)) {
-    const delay = restartDelayMs(attemptOf(latest), input.backoff);
-    const finished = latest.finishedAt ? Date.parse(latest.finishedAt) : input.nowMs;
+  if (!input.terminal && shouldRestart(policy, terminated.terminated?.exitCode ?? 0)) {
     if (pending) return { ...base, containerID, state: { waiting: pending }, lastState: terminated, started: false };
-    if (input.nowMs < finished + delay) {
+    const key = crashKey(input.pod.uid, spec.name);
+    if (input.backoff.inBackoffSince(key, deathTimeMs(latest), input.nowMs)) {
       const podRef = `${input.pod.name}_${input.pod.namespace}(${input.pod.uid})`;
-      return {
-        ...base,
-        containerID,
-        started: false,
-        state: { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${goDuration(delay)} restarting failed container=${spec.name} pod=${podRef}` } },
-        lastState: terminated,
-      };
+      const message = `back-off ${goDuration(input.backoff.delay(key))} restarting failed container=${spec.name} pod=${podRef}`;
+      return { ...base, containerID, started: false, state: { waiting: { reason: 'CrashLoopBackOff', message } }, lastState: terminated };
     }
   }
   return { ...base, containerID, started: false, state: terminated, lastState };
 }
 
-/** The kubelet's phase rules over container states. */
-export function podPhase(statuses: ContainerStatus[], policy: RestartPolicy): PodPhase {
+/**
+ * The kubelet's phase rules over container states. A terminal pod (deleted, containers
+ * stopped) ends Succeeded when every container exited 0 and Failed otherwise, whatever its
+ * restart policy.
+ */
+export function podPhase(statuses: ContainerStatus[], policy: RestartPolicy, terminal = false): PodPhase {
   let waiting = 0;
   let running = 0;
   let stopped = 0;
@@ -131,6 +120,7 @@ export function podPhase(statuses: ContainerStatus[], policy: RestartPolicy): Po
     } else if (s.state.waiting && s.lastState.terminated) stopped++;
     else waiting++;
   }
+  if (terminal && running === 0) return stopped > 0 && stopped === succeeded && waiting === 0 ? 'Succeeded' : 'Failed';
   if (waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
   if (stopped > 0) {
@@ -145,13 +135,18 @@ export function podPhase(statuses: ContainerStatus[], policy: RestartPolicy): Po
 /** The pod status the agent reports, computed from what the runtime shows. */
 export function computePodStatus(input: StatusInput): PodStatus {
   const sandbox = input.observed.find((c) => c.labels[LABELS.kind] === 'sandbox' && c.state === 'running');
+  const anySandbox = sandbox ?? input.observed.find((c) => c.labels[LABELS.kind] === 'sandbox');
   const statuses = input.manifest.spec.containers.map((c) => containerStatus(input, c));
-  const phase = podPhase(statuses, input.manifest.spec.restartPolicy ?? 'Always');
+  const phase = podPhase(statuses, input.manifest.spec.restartPolicy ?? 'Always', input.terminal);
   const allReady = statuses.every((s) => s.ready);
   const notReady = statuses.filter((s) => !s.ready).map((s) => s.name);
+  const terminalReason = phase === 'Succeeded' ? 'PodCompleted' : 'PodFailed';
   const readiness = allReady
     ? { status: 'True' as const }
-    : { status: 'False' as const, reason: 'ContainersNotReady', message: `containers with unready status: [${notReady.join(' ')}]` };
+    : phase === 'Succeeded' || phase === 'Failed'
+      ? { status: 'False' as const, reason: terminalReason }
+      : { status: 'False' as const, reason: 'ContainersNotReady', message: `containers with unready status: [${notReady.join(' ')}]` };
+  const podIP = sandbox?.ip ?? (input.terminal ? anySandbox?.ip : undefined);
   return {
     phase,
     conditions: [
@@ -160,8 +155,8 @@ export function computePodStatus(input: StatusInput): PodStatus {
       { type: 'Ready', ...readiness },
     ],
     hostIP: input.hostIP,
-    ...(sandbox?.ip ? { podIP: sandbox.ip, podIPs: [{ ip: sandbox.ip }] } : {}),
-    ...(sandbox?.createdAt ? { startTime: sandbox.createdAt } : {}),
+    ...(podIP ? { podIP, podIPs: [{ ip: podIP }] } : {}),
+    ...(anySandbox?.createdAt ? { startTime: anySandbox.createdAt } : {}),
     containerStatuses: statuses,
   };
 }

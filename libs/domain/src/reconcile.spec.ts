@@ -1,10 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PodManifest, RestartPolicy } from '#contracts';
+import type { Container, PodManifest, RestartPolicy } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime';
-import { containerName, sandboxName } from './pod-naming.js';
-import { KUBERNETES_BACKOFF } from './pod-status.js';
-import { planReconcile, type Action, type DesiredPod, type PlanInput, type PodRef } from './reconcile.js';
+import { BackoffBook, KUBERNETES_BACKOFF, crashKey } from './backoff.js';
+import { containerName, containerSpecHash, sandboxName } from './pod-naming.js';
+import { MINIMUM_GRACE_SECONDS, planReconcile, type Action, type DesiredPod, type PlanInput, type PodRef } from './reconcile.js';
 
 const UID_A = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
 const UID_B = '0b7e6a52-8d1f-4c3e-a5b9-1f2e3d4c5b6a';
@@ -12,6 +12,12 @@ const UID_ORPHAN = 'c3d4e5f6-a7b8-4c9d-8e0f-112233445566';
 const T0 = Date.parse('2024-05-01T10:00:00.000Z');
 const iso = (ms: number): string => new Date(ms).toISOString();
 const ORPHAN_GRACE = 30;
+const MINUTE = 60_000;
+
+/** The spec the desired pods give a container of this name. */
+function specOf(name: string): Container {
+  return { name, image: `example/${name}:1.0`, imagePullPolicy: 'IfNotPresent' };
+}
 
 function ref(uid: string, name = 'web-0', namespace = 'default'): PodRef {
   return { namespace, name, uid };
@@ -23,7 +29,7 @@ function desired(pod: PodRef, restartPolicy: RestartPolicy = 'Always', names: st
     kind: 'Pod',
     metadata: { name: pod.name, namespace: pod.namespace, uid: pod.uid },
     spec: {
-      containers: names.map((name) => ({ name, image: `example/${name}:1.0`, imagePullPolicy: 'IfNotPresent' })),
+      containers: names.map(specOf),
       restartPolicy,
       terminationGracePeriodSeconds: 30,
       nodeName: 'node-1',
@@ -60,14 +66,19 @@ function sandbox(pod: PodRef, overrides: Partial<RuntimeContainer> = {}, grace?:
   };
 }
 
-/** A running app container; attempt n was created n seconds after the pod. */
+/** A running app container, created from the current spec; attempt n was created n seconds after the pod. */
 function app(pod: PodRef, name: string, attempt: number, overrides: Partial<RuntimeContainer> = {}, grace?: number): RuntimeContainer {
   return {
     id: `${name}-${attempt}-${pod.uid.slice(0, 4)}`,
     name: containerName(pod, name, attempt),
     image: `example/${name}:1.0`,
     imageId: `sha256:${name}`,
-    labels: { ...podLabels(pod, 'container', grace), [LABELS.containerName]: name, [LABELS.restartCount]: String(attempt) },
+    labels: {
+      ...podLabels(pod, 'container', grace),
+      [LABELS.containerName]: name,
+      [LABELS.restartCount]: String(attempt),
+      [LABELS.specHash]: containerSpecHash(specOf(name)),
+    },
     state: 'running',
     createdAt: iso(T0 + 1000 * (attempt + 1)),
     startedAt: iso(T0 + 1000 * (attempt + 1) + 100),
@@ -80,9 +91,42 @@ function exited(pod: PodRef, name: string, attempt: number, exitCode: number, fi
   return app(pod, name, attempt, { state: 'exited', exitCode, finishedAt: iso(finishedAtMs) });
 }
 
-function plan(pods: DesiredPod[], observed: RuntimeContainer[], nowMs: number): ReturnType<typeof planReconcile> {
-  const input: PlanInput = { desired: pods, observed, nowMs, backoff: KUBERNETES_BACKOFF, orphanGraceSeconds: ORPHAN_GRACE };
+/** The same container as created from an older spec of it, with another image. */
+function outdated(c: RuntimeContainer): RuntimeContainer {
+  const name = c.labels[LABELS.containerName] ?? '';
+  const old = { ...specOf(name), image: `example/${name}:0.9` };
+  return { ...c, image: old.image, labels: { ...c.labels, [LABELS.specHash]: containerSpecHash(old) } };
+}
+
+function terminating(pod: DesiredPod, graceSeconds: number): DesiredPod {
+  return { ...pod, terminating: { graceSeconds } };
+}
+
+function plan(
+  pods: DesiredPod[],
+  observed: RuntimeContainer[],
+  nowMs: number,
+  backoff = new BackoffBook(KUBERNETES_BACKOFF),
+): ReturnType<typeof planReconcile> {
+  const input: PlanInput = { desired: pods, observed, nowMs, backoff, orphanGraceSeconds: ORPHAN_GRACE };
   return planReconcile(input);
+}
+
+/**
+ * Drives a book the way the reconciler does through `restarts` crash restarts of one
+ * container: the first restart is immediate, each later one waits out the delay in force,
+ * and each dispatch records `next(key, deathMs)`. Every attempt runs for `runMs`. Returns
+ * when the latest attempt (number `restarts`) died.
+ */
+function crashLoop(book: BackoffBook, pod: PodRef, container: string, firstDeathMs: number, restarts: number, runMs = 1000): number {
+  const key = crashKey(pod.uid, container);
+  let deathMs = firstDeathMs;
+  for (let i = 0; i < restarts; i++) {
+    const restartMs = deathMs + book.delay(key);
+    book.next(key, deathMs, restartMs);
+    deathMs = restartMs + runMs;
+  }
+  return deathMs;
 }
 
 const kinds = (actions: Action[]): string[] => actions.map((a) => a.kind);
@@ -96,7 +140,7 @@ describe('planReconcile', () => {
     assert.deepEqual(sut, { actions: [{ kind: 'RunSandbox', pod }] });
   });
 
-  it('starts every container at attempt 0 once the sandbox runs', () => {
+  it('starts every container at attempt 0 once the sandbox runs, as no restart', () => {
     const pod = desired(ref(UID_A));
     const box = sandbox(pod);
 
@@ -110,16 +154,14 @@ describe('planReconcile', () => {
     });
   });
 
-  it('starts a container the runtime created but never started, keeping its attempt', () => {
+  it('starts a container the runtime created but never started, keeping its attempt, as no restart', () => {
     const pod = desired(ref(UID_A), 'Always', ['web']);
     const box = sandbox(pod);
+    const observed = [box, exited(pod, 'web', 0, 1, T0 + 5000), app(pod, 'web', 1, { state: 'created', startedAt: undefined })];
 
-    const sut = plan([pod], [box, exited(pod, 'web', 0, 1, T0 + 5000), app(pod, 'web', 1, { state: 'created' })], T0 + 6000);
+    const sut = plan([pod], observed, T0 + 6000);
 
-    assert.deepEqual(
-      sut.actions.filter((a) => a.kind === 'StartContainer').map((a) => a.attempt),
-      [1],
-    );
+    assert.deepEqual(sut, { actions: [{ kind: 'StartContainer', pod, container: pod.manifest.spec.containers[0], attempt: 1, sandboxId: box.id }] });
   });
 
   it('does nothing while everything runs, and planning again gives the same', () => {
@@ -135,48 +177,145 @@ describe('planReconcile', () => {
 
   it('plans the same actions twice for the same input', () => {
     const pod = desired(ref(UID_A));
-    const observed = [sandbox(pod), exited(pod, 'web', 1, 1, T0 + 10_000), sandbox(ref(UID_ORPHAN), {}, 5)];
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    const died = crashLoop(book, pod, 'web', T0 + 5000, 1);
+    const observed = [sandbox(pod), exited(pod, 'web', 1, 1, died), sandbox(ref(UID_ORPHAN), {}, 5)];
 
-    assert.deepEqual(plan([pod], observed, T0 + 12_000), plan([pod], observed, T0 + 12_000));
+    assert.deepEqual(plan([pod], observed, died + 2000, book), plan([pod], observed, died + 2000, book));
   });
 
-  it('restarts a container right after its first exit under Always, as attempt 1', () => {
+  it('does not record anything in the back-off book itself', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+
+    plan([pod], [sandbox(pod), exited(pod, 'web', 0, 1, T0 + 5000)], T0 + 5000, book);
+    const sut = plan([pod], [sandbox(pod), exited(pod, 'web', 0, 1, T0 + 5000)], T0 + 5000, book);
+
+    assert.equal(book.delay(crashKey(UID_A, 'web')), 0);
+    assert.equal(sut.actions.length, 1);
+  });
+});
+
+describe('planReconcile: crash restarts and back-off', () => {
+  it('restarts a container right after its first exit under Always, as attempt 1, carrying the back-off key and death time', () => {
     const pod = desired(ref(UID_A), 'Always', ['web']);
     const box = sandbox(pod);
 
     const sut = plan([pod], [box, exited(pod, 'web', 0, 0, T0 + 5000)], T0 + 5000);
 
     assert.deepEqual(sut, {
-      actions: [{ kind: 'StartContainer', pod, container: pod.manifest.spec.containers[0], attempt: 1, sandboxId: box.id }],
+      actions: [
+        {
+          kind: 'StartContainer',
+          pod,
+          container: pod.manifest.spec.containers[0],
+          attempt: 1,
+          sandboxId: box.id,
+          restart: { key: crashKey(UID_A, 'web'), deathMs: T0 + 5000 },
+        },
+      ],
     });
   });
 
   it('waits out the back-off of an exited container and asks to be woken when it ends', () => {
     const pod = desired(ref(UID_A), 'Always', ['web']);
-    const finished = T0 + 20_000;
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    const died = crashLoop(book, pod, 'web', T0 + 5000, 1);
 
-    const sut = plan([pod], [sandbox(pod), exited(pod, 'web', 1, 1, finished)], finished + 3000);
+    const sut = plan([pod], [sandbox(pod), exited(pod, 'web', 1, 1, died)], died + 3000, book);
 
-    assert.deepEqual(sut, { actions: [], wakeAtMs: finished + 10_000 });
+    assert.deepEqual(sut, { actions: [], wakeAtMs: died + 10_000 });
   });
 
-  it('restarts an exited container as attempt n+1 once its back-off is over', () => {
+  it('waits until just before the delay in force has passed, and restarts as attempt n+1 from then on', () => {
     const pod = desired(ref(UID_A), 'Always', ['web']);
     const box = sandbox(pod);
-    const finished = T0 + 20_000;
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    const died = crashLoop(book, pod, 'web', T0 + 5000, 3);
+    const observed = [box, exited(pod, 'web', 3, 1, died)];
 
-    const sut = plan([pod], [box, exited(pod, 'web', 3, 1, finished)], finished + 40_000);
+    const waiting = plan([pod], observed, died + 39_999, book);
+    const sut = plan([pod], observed, died + 40_000, book);
 
+    assert.deepEqual(waiting, { actions: [], wakeAtMs: died + 40_000 });
     assert.deepEqual(sut, {
-      actions: [{ kind: 'StartContainer', pod, container: pod.manifest.spec.containers[0], attempt: 4, sandboxId: box.id }],
+      actions: [
+        {
+          kind: 'StartContainer',
+          pod,
+          container: pod.manifest.spec.containers[0],
+          attempt: 4,
+          sandboxId: box.id,
+          restart: { key: crashKey(UID_A, 'web'), deathMs: died },
+        },
+      ],
     });
+  });
+
+  it('holds the wait at the 5 minute cap however often the container crashed', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    const died = crashLoop(book, pod, 'web', T0 + 5000, 12);
+
+    const sut = plan([pod], [sandbox(pod), exited(pod, 'web', 12, 1, died)], died + 1000, book);
+
+    assert.deepEqual(sut, { actions: [], wakeAtMs: died + 300_000 });
+  });
+
+  it('restarts at once, with no back-off, a container whose book has no entry, whatever its restart count', () => {
+    // As after an agent restart: the kubelet keeps back-off in memory only.
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+
+    const sut = plan([pod], [sandbox(pod), exited(pod, 'web', 7, 1, T0 + 100_000)], T0 + 100_000);
+
+    assert.deepEqual(
+      sut.actions.map((a) => (a.kind === 'StartContainer' ? a.attempt : a.kind)),
+      [8],
+    );
+  });
+
+  it('restarts at once a container that ran more than 10 minutes after its last restart at the cap', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const box = sandbox(pod);
+    const key = crashKey(UID_A, 'web');
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    const previous = crashLoop(book, pod, 'web', T0 + 5000, 6);
+    const restartedAt = previous + book.delay(key);
+    book.next(key, previous, restartedAt);
+    const died = restartedAt + 11 * MINUTE;
+
+    const sut = plan([pod], [box, exited(pod, 'web', 7, 1, died)], died + 1000, book);
+
+    assert.deepEqual(sut.actions, [
+      { kind: 'StartContainer', pod, container: pod.manifest.spec.containers[0], attempt: 8, sandboxId: box.id, restart: { key, deathMs: died } },
+    ]);
+  });
+
+  it('still backs off 5 minutes a container at the cap that ran 6 minutes after its last restart (the reset needs 10 minutes since the restart)', () => {
+    // client-go Backoff.Next stamps lastUpdate with the clock at the restart, and
+    // IsInBackOffSince expires an entry only when the new death is over 2 × cap after it.
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const key = crashKey(UID_A, 'web');
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    const previous = crashLoop(book, pod, 'web', T0 + 5000, 6);
+    const restartedAt = previous + book.delay(key);
+    book.next(key, previous, restartedAt);
+    const died = restartedAt + 6 * MINUTE;
+
+    const sut = plan([pod], [sandbox(pod), exited(pod, 'web', 7, 1, died)], died + 1000, book);
+
+    assert.deepEqual(sut, { actions: [], wakeAtMs: died + 300_000 });
   });
 
   it('wakes at the earliest back-off end over all pods', () => {
     const a = desired(ref(UID_A), 'Always', ['web']);
     const b = desired(ref(UID_B, 'web-1'), 'Always', ['web']);
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    book.next(crashKey(UID_A, 'web'), T0);
+    book.next(crashKey(UID_A, 'web'), T0 + 5000);
+    book.next(crashKey(UID_B, 'web'), T0 + 5000);
 
-    const sut = plan([a, b], [sandbox(a), exited(a, 'web', 2, 1, T0 + 10_000), sandbox(b), exited(b, 'web', 1, 1, T0 + 15_000)], T0 + 16_000);
+    const sut = plan([a, b], [sandbox(a), exited(a, 'web', 2, 1, T0 + 10_000), sandbox(b), exited(b, 'web', 1, 1, T0 + 15_000)], T0 + 16_000, book);
 
     assert.deepEqual(sut, { actions: [], wakeAtMs: T0 + 25_000 });
   });
@@ -184,7 +323,7 @@ describe('planReconcile', () => {
   it('never restarts a container under Never', () => {
     const pod = desired(ref(UID_A), 'Never', ['web']);
 
-    const sut = plan([pod], [sandbox(pod), exited(pod, 'web', 0, 1, T0)], T0 + 3_600_000);
+    const sut = plan([pod], [sandbox(pod, { state: 'exited', exitCode: 0 }), exited(pod, 'web', 0, 1, T0)], T0 + 3_600_000);
 
     assert.deepEqual(sut, { actions: [] });
   });
@@ -200,7 +339,103 @@ describe('planReconcile', () => {
     );
   });
 
-  it('kills the containers of a pod this node does not know as Orphaned, with the grace from their label', () => {
+  it('restarts a container that the engine could not run, measuring its back-off from its creation', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const box = sandbox(pod);
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    book.next(crashKey(UID_A, 'web'), T0 + 1000);
+    const failed = app(pod, 'web', 1, { state: 'created', startedAt: undefined, exitCode: 127, error: 'exec: "web": executable file not found in $PATH' });
+    const createdMs = Date.parse(failed.createdAt);
+
+    const waiting = plan([pod], [box, failed], createdMs + 9_999, book);
+    const sut = plan([pod], [box, failed], createdMs + 10_000, book);
+
+    assert.deepEqual(waiting, { actions: [], wakeAtMs: createdMs + 10_000 });
+    assert.deepEqual(
+      sut.actions.map((a) => (a.kind === 'StartContainer' ? [a.attempt, a.restart] : a.kind)),
+      [[2, { key: crashKey(UID_A, 'web'), deathMs: createdMs }]],
+    );
+  });
+});
+
+describe('planReconcile: spec changes', () => {
+  it('kills a running container whose spec hash is outdated, with the pod grace, and starts the new spec at once', () => {
+    const pod = desired(ref(UID_A));
+    const web = outdated(app(pod, 'web', 0));
+    const box = sandbox(pod);
+
+    const sut = plan([pod], [box, web, app(pod, 'sidecar', 0)], T0 + 60_000);
+
+    assert.deepEqual(sut, {
+      actions: [
+        { kind: 'KillContainer', pod, containerId: web.id, containerName: 'web', graceSeconds: 30, reason: 'SpecChanged' },
+        { kind: 'StartContainer', pod, container: pod.manifest.spec.containers[0], attempt: 1, sandboxId: box.id },
+      ],
+    });
+  });
+
+  it('gives a SpecChanged kill at least the minimum grace', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    pod.manifest.spec.terminationGracePeriodSeconds = 0;
+
+    const sut = plan([pod], [sandbox(pod), outdated(app(pod, 'web', 0))], T0 + 60_000);
+
+    assert.equal(sut.actions[0]?.kind === 'KillContainer' && sut.actions[0].graceSeconds, MINIMUM_GRACE_SECONDS);
+    assert.equal(MINIMUM_GRACE_SECONDS, 2);
+  });
+
+  for (const [policy, exitCode] of [
+    ['Always', 0],
+    ['OnFailure', 1],
+  ] as const) {
+    it(`starts a dead container of an outdated spec again as attempt n+1 under ${policy} at once, with a fresh back-off`, () => {
+      // The kubelet keys crash back-off by spec hash: a new spec has no back-off yet.
+      const pod = desired(ref(UID_A), policy, ['web']);
+      const box = sandbox(pod);
+      const book = new BackoffBook(KUBERNETES_BACKOFF);
+      const died = crashLoop(book, pod, 'web', T0 + 5000, 4);
+
+      const sut = plan([pod], [box, outdated(exited(pod, 'web', 4, exitCode, died))], died + 1000, book);
+
+      assert.deepEqual(sut, {
+        actions: [
+          {
+            kind: 'StartContainer',
+            pod,
+            container: pod.manifest.spec.containers[0],
+            attempt: 5,
+            sandboxId: box.id,
+            restart: { key: crashKey(UID_A, 'web'), deathMs: died, fresh: true },
+          },
+        ],
+      });
+    });
+  }
+
+  for (const [policy, exitCode] of [
+    ['Never', 1],
+    ['OnFailure', 0],
+  ] as const) {
+    it(`does not start again a dead container of an outdated spec that ${policy} would not restart after exit ${exitCode}`, () => {
+      // The kubelet checks the spec hash of running containers only; a dead one is
+      // started again only if ShouldContainerBeRestarted says so, by restart policy.
+      const pod = desired(ref(UID_A), policy, ['web', 'sidecar']);
+
+      const sut = plan([pod], [sandbox(pod), outdated(exited(pod, 'web', 0, exitCode, T0 + 5000)), app(pod, 'sidecar', 0)], T0 + 60_000);
+
+      assert.deepEqual(sut, { actions: [] });
+    });
+  }
+
+  it('leaves a running container of the current spec alone', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+
+    assert.deepEqual(plan([pod], [sandbox(pod), app(pod, 'web', 3)], T0 + 60_000), { actions: [] });
+  });
+});
+
+describe('planReconcile: orphans', () => {
+  it('kills and removes the containers of a pod this node does not know as Orphaned, with the grace from their label', () => {
     const orphan = ref(UID_ORPHAN, 'old-0', 'shop');
     const observed = [sandbox(orphan, {}, 5), app(orphan, 'web', 0, {}, 5), app(orphan, 'web', 1, { state: 'exited', exitCode: 1 }, 5)];
 
@@ -215,6 +450,7 @@ describe('planReconcile', () => {
           sandboxIds: [observed[0].id],
           graceSeconds: 5,
           reason: 'Orphaned',
+          remove: true,
         },
       ],
     });
@@ -225,7 +461,15 @@ describe('planReconcile', () => {
 
     const sut = plan([], [sandbox(orphan)], T0);
 
-    assert.equal(sut.actions[0].kind === 'KillPod' && sut.actions[0].graceSeconds, ORPHAN_GRACE);
+    assert.equal(sut.actions[0]?.kind === 'KillPod' && sut.actions[0].graceSeconds, ORPHAN_GRACE);
+  });
+
+  it('gives an orphan at least the minimum grace', () => {
+    const orphan = ref(UID_ORPHAN);
+
+    const sut = plan([], [sandbox(orphan, {}, 0), app(orphan, 'web', 0, {}, 0)], T0);
+
+    assert.equal(sut.actions[0]?.kind === 'KillPod' && sut.actions[0].graceSeconds, MINIMUM_GRACE_SECONDS);
   });
 
   it('leaves containers without a pod uid label alone', () => {
@@ -234,9 +478,11 @@ describe('planReconcile', () => {
 
     assert.deepEqual(plan([], [foreign], T0), { actions: [] });
   });
+});
 
-  it('kills a terminating pod with the grace of its deletion', () => {
-    const pod: DesiredPod = { ...desired(ref(UID_A)), terminating: { graceSeconds: 12 } };
+describe('planReconcile: terminating pods', () => {
+  it('stops a terminating pod with the grace of its deletion, keeping its containers', () => {
+    const pod = terminating(desired(ref(UID_A)), 12);
     const observed = [sandbox(pod), app(pod, 'web', 0), app(pod, 'sidecar', 0)];
 
     const sut = plan([pod], observed, T0);
@@ -250,19 +496,47 @@ describe('planReconcile', () => {
           sandboxIds: [observed[0].id],
           graceSeconds: 12,
           reason: 'Deleted',
+          remove: false,
         },
       ],
     });
   });
 
+  it('gives a deletion at least the minimum grace', () => {
+    const pod = terminating(desired(ref(UID_A)), 0);
+
+    const sut = plan([pod], [sandbox(pod), app(pod, 'web', 0)], T0);
+
+    assert.equal(sut.actions[0]?.kind === 'KillPod' && sut.actions[0].graceSeconds, MINIMUM_GRACE_SECONDS);
+  });
+
+  it('stops a terminating pod whose only running container is its sandbox', () => {
+    const pod = terminating(desired(ref(UID_A), 'Always', ['web']), 12);
+
+    const sut = plan([pod], [sandbox(pod), exited(pod, 'web', 0, 0, T0 + 5000)], T0 + 6000);
+
+    assert.deepEqual(kinds(sut.actions), ['KillPod']);
+  });
+
+  it('finalizes a terminating pod once every container is stopped, naming them all, and restarts none', () => {
+    const pod = terminating(desired(ref(UID_A)), 12);
+    const observed = [sandbox(pod, { state: 'exited', exitCode: 0 }), exited(pod, 'web', 0, 1, T0 + 5000), exited(pod, 'sidecar', 0, 0, T0 + 5000)];
+
+    const sut = plan([pod], observed, T0 + 6000);
+
+    assert.deepEqual(sut, { actions: [{ kind: 'FinalizePod', pod, containerIds: observed.map((c) => c.id) }] });
+  });
+
   it('reports a terminating pod removed once none of its containers is left', () => {
-    const pod: DesiredPod = { ...desired(ref(UID_A)), terminating: { graceSeconds: 12 } };
+    const pod = terminating(desired(ref(UID_A)), 12);
 
     const sut = plan([pod], [], T0);
 
     assert.deepEqual(sut, { actions: [{ kind: 'ReportRemoved', pod }] });
   });
+});
 
+describe('planReconcile: dead attempts', () => {
   it('removes old dead attempts, keeping the newest dead one beside a running container', () => {
     const pod = desired(ref(UID_A), 'Always', ['web']);
     const observed = [
@@ -280,9 +554,12 @@ describe('planReconcile', () => {
 
   it('removes older dead attempts while the newest one waits out its back-off', () => {
     const pod = desired(ref(UID_A), 'Always', ['web']);
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    book.next(crashKey(UID_A, 'web'), T0 + 1000);
+    book.next(crashKey(UID_A, 'web'), T0 + 2000);
     const observed = [sandbox(pod), exited(pod, 'web', 0, 1, T0 + 1000), exited(pod, 'web', 1, 1, T0 + 2000), exited(pod, 'web', 2, 1, T0 + 30_000)];
 
-    const sut = plan([pod], observed, T0 + 31_000);
+    const sut = plan([pod], observed, T0 + 31_000, book);
 
     assert.deepEqual(sut.actions.map((a) => (a.kind === 'RemoveContainer' ? a.containerId : a.kind)).sort(), [observed[1].id, observed[2].id].sort());
     assert.equal(sut.wakeAtMs, T0 + 50_000);
@@ -295,8 +572,12 @@ describe('planReconcile', () => {
 
     assert.deepEqual(sut, { actions: [] });
   });
+});
 
-  it('kills every container of a pod whose sandbox died, at once, as SandboxChanged', () => {
+describe('planReconcile: sandbox changes', () => {
+  it('kills and removes every container of a pod whose sandbox died, with the pod grace, as SandboxChanged', () => {
+    // The kubelet kills the pod with no grace override (killPodWithSyncResult(..., nil)): each
+    // container gets the pod's terminationGracePeriodSeconds.
     const pod = desired(ref(UID_A));
     const observed = [sandbox(pod, { state: 'exited', exitCode: 137, ip: undefined }), app(pod, 'web', 0), app(pod, 'sidecar', 0)];
 
@@ -309,11 +590,26 @@ describe('planReconcile', () => {
           pod,
           containerIds: [observed[1].id, observed[2].id],
           sandboxIds: [observed[0].id],
-          graceSeconds: 0,
+          graceSeconds: 30,
           reason: 'SandboxChanged',
+          remove: true,
         },
       ],
     });
+  });
+
+  it('stops but does not start over a Never pod whose sandbox died while its container ran', () => {
+    // computePodActions: no new sandbox when the policy is Never and containers have run;
+    // the pod is killed and ends Failed.
+    const pod = desired(ref(UID_A), 'Never', ['web']);
+    const observed = [sandbox(pod, { state: 'exited', exitCode: 137, ip: undefined }), app(pod, 'web', 0)];
+
+    const sut = plan([pod], observed, T0 + 60_000);
+
+    assert.deepEqual(
+      sut.actions.map((a) => (a.kind === 'KillPod' ? [a.kind, a.remove] : [a.kind])),
+      [['KillPod', false]],
+    );
   });
 
   it('does not start a finished pod over when its sandbox is gone', () => {
@@ -324,6 +620,21 @@ describe('planReconcile', () => {
     assert.deepEqual(sut, { actions: [] });
   });
 
+  it('stops the sandbox of a pod whose containers all finished and will not restart, keeping the containers', () => {
+    // computePodActions: keepCount == 0 && len(ContainersToStart) == 0 → KillPod.
+    const pod = desired(ref(UID_A), 'OnFailure', ['web']);
+    const box = sandbox(pod);
+
+    const sut = plan([pod], [box, exited(pod, 'web', 0, 0, T0 + 5000)], T0 + 60_000);
+
+    assert.ok(
+      sut.actions.some((a) => a.kind === 'KillPod' && a.sandboxIds.includes(box.id) && !a.remove),
+      `expected the sandbox to be stopped, got ${JSON.stringify(kinds(sut.actions))}`,
+    );
+  });
+});
+
+describe('planReconcile: several pods', () => {
   it('plans each pod on its own: one orphan killed, one pod started, one left running', () => {
     const running = desired(ref(UID_A, 'web-0'), 'Always', ['web']);
     const fresh = desired(ref(UID_B, 'web-1'), 'Always', ['web']);

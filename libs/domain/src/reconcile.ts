@@ -1,6 +1,8 @@
 import type { Container, PodManifest } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime';
-import { attemptOf, attemptsOf, restartDelayMs, shouldRestart, computePodStatus, type BackoffPolicy } from './pod-status.js';
+import { crashKey, type BackoffBook } from './backoff.js';
+import { containerSpecHash } from './pod-naming.js';
+import { attemptOf, attemptsOf, computePodStatus, deathTimeMs, isDead, shouldRestart, terminatedState } from './pod-status.js';
 
 export interface PodRef {
   namespace: string;
@@ -15,19 +17,41 @@ export interface DesiredPod extends PodRef {
   terminating?: { graceSeconds: number };
 }
 
+/** The kubelet never gives a container less than this to stop (minimumGracePeriodInSeconds). */
+export const MINIMUM_GRACE_SECONDS = 2;
+
 export type Action =
   | { kind: 'RunSandbox'; pod: DesiredPod }
-  | { kind: 'StartContainer'; pod: DesiredPod; container: Container; attempt: number; sandboxId: string }
-  | { kind: 'KillPod'; pod: PodRef; containerIds: string[]; sandboxIds: string[]; graceSeconds: number; reason: 'Deleted' | 'Orphaned' | 'SandboxChanged' }
+  /**
+   * `restart` is set when this replaces a dead container: the crash back-off records it,
+   * starting afresh (`fresh`) when the spec changed, as the kubelet keys back-off by spec hash.
+   */
+  | {
+      kind: 'StartContainer';
+      pod: DesiredPod;
+      container: Container;
+      attempt: number;
+      sandboxId: string;
+      restart?: { key: string; deathMs: number; fresh?: boolean };
+    }
+  | { kind: 'KillContainer'; pod: PodRef; containerId: string; containerName: string; graceSeconds: number; reason: 'SpecChanged' }
+  /** Stops every container of the pod, app containers first, the sandbox last; `remove` removes them too. */
+  | { kind: 'KillPod'; pod: PodRef; containerIds: string[]; sandboxIds: string[]; graceSeconds: number; reason: KillReason; remove: boolean }
+  /** The deleted pod's containers are all stopped: report its terminal status, then remove them. */
+  | { kind: 'FinalizePod'; pod: DesiredPod; containerIds: string[] }
   | { kind: 'RemoveContainer'; pod: PodRef; containerId: string }
   | { kind: 'ReportRemoved'; pod: DesiredPod };
+
+/** Why a pod's containers are stopped: deleted, unknown here, its sandbox died, or it finished. */
+export type KillReason = 'Deleted' | 'Orphaned' | 'SandboxChanged' | 'PodCompleted';
 
 export interface PlanInput {
   desired: DesiredPod[];
   /** Every container the runtime has for this node. */
   observed: RuntimeContainer[];
   nowMs: number;
-  backoff: BackoffPolicy;
+  /** Crash back-off, read only here; the caller records restarts it dispatches. */
+  backoff: BackoffBook;
   /** Grace for containers of pods this node does not know (or no longer knows). */
   orphanGraceSeconds: number;
 }
@@ -38,14 +62,17 @@ export interface Plan {
   wakeAtMs?: number;
 }
 
-function killAll(pod: PodRef, containers: RuntimeContainer[], graceSeconds: number, reason: 'Deleted' | 'Orphaned' | 'SandboxChanged'): Action {
+const grace = (seconds: number): number => Math.max(MINIMUM_GRACE_SECONDS, seconds);
+
+function killAll(pod: PodRef, containers: RuntimeContainer[], graceSeconds: number, reason: KillReason, remove: boolean): Action {
   return {
     kind: 'KillPod',
     pod,
     containerIds: containers.filter((c) => c.labels[LABELS.kind] !== 'sandbox').map((c) => c.id),
     sandboxIds: containers.filter((c) => c.labels[LABELS.kind] === 'sandbox').map((c) => c.id),
-    graceSeconds,
+    graceSeconds: grace(graceSeconds),
     reason,
+    remove,
   };
 }
 
@@ -75,49 +102,92 @@ export function planReconcile(input: PlanInput): Plan {
 
   for (const [uid, containers] of byUid) {
     if (desiredByUid.has(uid)) continue;
-    const ref = refFromLabels(containers[0]);
-    const grace = Number(containers[0].labels[LABELS.grace] ?? input.orphanGraceSeconds);
-    actions.push(killAll(ref, containers, grace, 'Orphaned'));
+    const first = containers[0];
+    if (!first) continue;
+    actions.push(killAll(refFromLabels(first), containers, Number(first.labels[LABELS.grace] ?? input.orphanGraceSeconds), 'Orphaned', true));
   }
 
   for (const pod of input.desired) {
     const observed = byUid.get(pod.uid) ?? [];
     if (pod.terminating) {
-      actions.push(observed.length > 0 ? killAll(pod, observed, pod.terminating.graceSeconds, 'Deleted') : { kind: 'ReportRemoved', pod });
+      if (observed.length === 0) actions.push({ kind: 'ReportRemoved', pod });
+      else if (observed.some((c) => c.state === 'running')) actions.push(killAll(pod, observed, pod.terminating.graceSeconds, 'Deleted', false));
+      else actions.push({ kind: 'FinalizePod', pod, containerIds: observed.map((c) => c.id) });
       continue;
     }
     const sandbox = observed.find((c) => c.labels[LABELS.kind] === 'sandbox' && c.state === 'running');
+    const policy = pod.manifest.spec.restartPolicy ?? 'Always';
+    const podGrace = pod.manifest.spec.terminationGracePeriodSeconds ?? 30;
     if (!sandbox) {
       if (observed.length > 0) {
-        // A dead sandbox takes the pod's network with it: start the pod over, as the kubelet does.
         const status = computePodStatus({ pod, manifest: pod.manifest, observed, hostIP: '', nowMs: input.nowMs, backoff: input.backoff });
         if (status.phase === 'Succeeded' || status.phase === 'Failed') continue;
-        actions.push(killAll(pod, observed, 0, 'SandboxChanged'));
+        // A dead sandbox takes the pod's network with it. The kubelet starts the pod over,
+        // except a Never pod whose containers already ran: that one is only stopped, and ends Failed.
+        const ran = observed.some((c) => c.labels[LABELS.kind] === 'container' && (c.state === 'running' || isDead(c)));
+        if (policy === 'Never' && ran)
+          actions.push(
+            killAll(
+              pod,
+              observed.filter((c) => c.state === 'running'),
+              podGrace,
+              'SandboxChanged',
+              false,
+            ),
+          );
+        else actions.push(killAll(pod, observed, podGrace, 'SandboxChanged', true));
       } else {
         actions.push({ kind: 'RunSandbox', pod });
       }
       continue;
     }
-    const policy = pod.manifest.spec.restartPolicy ?? 'Always';
+    const finished = computePodStatus({ pod, manifest: pod.manifest, observed, hostIP: '', nowMs: input.nowMs, backoff: input.backoff }).phase;
+    if (finished === 'Succeeded' || finished === 'Failed') {
+      // Nothing runs and nothing will restart: the kubelet stops the sandbox, keeping the containers for their status and logs.
+      actions.push(killAll(pod, [sandbox], podGrace, 'PodCompleted', false));
+      continue;
+    }
     for (const container of pod.manifest.spec.containers) {
       const attempts = attemptsOf(observed, container.name);
       const latest = attempts[0];
       // Keep the newest dead run for `logs --previous`; remove older ones.
-      const keepDead = latest?.state === 'exited' ? 0 : 1;
+      const keepDead = latest && isDead(latest) ? 0 : 1;
       attempts
-        .filter((c, i) => i > 0 && c.state === 'exited')
+        .filter((c, i) => i > 0 && isDead(c))
         .slice(keepDead)
         .forEach((c) => actions.push({ kind: 'RemoveContainer', pod, containerId: c.id }));
-      if (!latest || latest.state === 'created') {
+      if (!latest || (latest.state === 'created' && !isDead(latest))) {
         actions.push({ kind: 'StartContainer', pod, container, attempt: latest ? attemptOf(latest) : 0, sandboxId: sandbox.id });
         continue;
       }
-      if (latest.state !== 'exited' || !shouldRestart(policy, latest.exitCode ?? 0)) continue;
-      const restarts = attemptOf(latest);
-      const finishedMs = latest.finishedAt ? Date.parse(latest.finishedAt) : input.nowMs;
-      const readyAt = finishedMs + restartDelayMs(restarts, input.backoff);
-      if (input.nowMs >= readyAt) actions.push({ kind: 'StartContainer', pod, container, attempt: restarts + 1, sandboxId: sandbox.id });
-      else wake(readyAt);
+      if (latest.state === 'running') {
+        // A changed spec restarts a running container at once, whatever the policy: kill, then start the new spec.
+        if (latest.labels[LABELS.specHash] !== containerSpecHash(container)) {
+          actions.push({
+            kind: 'KillContainer',
+            pod,
+            containerId: latest.id,
+            containerName: container.name,
+            graceSeconds: grace(podGrace),
+            reason: 'SpecChanged',
+          });
+          actions.push({ kind: 'StartContainer', pod, container, attempt: attemptOf(latest) + 1, sandboxId: sandbox.id });
+        }
+        continue;
+      }
+      if (!isDead(latest)) continue;
+      if (!shouldRestart(policy, terminatedState(latest).terminated?.exitCode ?? 0)) continue;
+      const key = crashKey(pod.uid, container.name);
+      const deathMs = deathTimeMs(latest);
+      if (latest.labels[LABELS.specHash] !== containerSpecHash(container)) {
+        actions.push({ kind: 'StartContainer', pod, container, attempt: attemptOf(latest) + 1, sandboxId: sandbox.id, restart: { key, deathMs, fresh: true } });
+        continue;
+      }
+      if (input.backoff.inBackoffSince(key, deathMs, input.nowMs)) {
+        wake(input.backoff.until(key, deathMs));
+        continue;
+      }
+      actions.push({ kind: 'StartContainer', pod, container, attempt: attemptOf(latest) + 1, sandboxId: sandbox.id, restart: { key, deathMs } });
     }
   }
   return wakeAtMs === undefined ? { actions } : { actions, wakeAtMs };

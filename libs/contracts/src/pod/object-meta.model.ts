@@ -54,6 +54,12 @@ export class ObjectMeta {
   @Min(0)
   deletionGracePeriodSeconds?: number;
 
+  /** Counts spec changes: 1 at creation, +1 for each accepted update. Assigned by the API. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  generation?: number;
+
   /** Accepted for compatibility with manifests that carry it; ignored. */
   @IsOptional()
   @IsString()
