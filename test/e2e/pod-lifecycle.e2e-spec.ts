@@ -59,6 +59,9 @@ describe('a pod, end to end', () => {
     const kinds = containers.map((c) => `${c.Labels['io.jetlet.kind']}:${c.Labels['io.jetlet.container.name'] ?? ''}`).sort();
     assert.deepEqual(kinds, ['container:client', 'container:server', 'sandbox:']);
 
+    const reapplied = await cluster.jetctl('apply', '-f', FIXTURE);
+    assert.match(reapplied.stdout, /pod\/web unchanged/, reapplied.stderr);
+
     const listed = await cluster.jetctl('get', 'pods', '-o', 'wide');
     assert.match(listed.stdout, new RegExp(`web\\s+2/2\\s+Running\\s+0\\s+\\S+\\s+${pod.status.podIP!.replaceAll('.', '\\.')}\\s+${node}`));
   });

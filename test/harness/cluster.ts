@@ -74,10 +74,10 @@ export class Cluster {
     return `http://127.0.0.1:${agent.port}`;
   }
 
-  async request<T = unknown>(method: string, path: string, body?: unknown): Promise<HttpResult<T>> {
+  async request<T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<HttpResult<T>> {
     const response = await fetch(`${this.apiUrl}${path}`, {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: body === undefined ? {} : { 'content-type': contentType },
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
     const text = await response.text();
@@ -155,4 +155,167 @@ export class Cluster {
   logs(): string {
     return [this.api, this.scheduler, ...[...this.agents.values()].map((a) => a.process)].map((p) => `--- ${p.name}\n${p.tail()}`).join('\n');
   }
+
+  // ---- Helpers for the agent's end-to-end suites (test/e2e/agent-*.e2e-spec.ts) ----
+
+  /** Creates a pod through the API; throws unless the API answers 201. */
+  async createPod(namespace: string, manifest: object): Promise<Pod> {
+    const { status, body } = await this.request<Pod>('POST', `/api/v1/namespaces/${namespace}/pods`, manifest);
+    if (status !== 201) throw new Error(`creating a pod in ${namespace} answered ${status}: ${JSON.stringify(body)}`);
+    return body;
+  }
+
+  /**
+   * Polls the pod until `predicate` holds and returns that snapshot. A timeout names the
+   * last status seen and adds the last lines of the pod's node's agent.
+   */
+  async waitForPod(namespace: string, name: string, what: string, predicate: (pod: Pod) => boolean, timeoutMs = 60_000): Promise<Pod> {
+    let last: Pod | undefined;
+    try {
+      return await waitFor(
+        `${namespace}/${name} ${what}`,
+        async () => {
+          last = await this.getPod(namespace, name);
+          return last !== undefined && predicate(last) ? last : undefined;
+        },
+        timeoutMs,
+        200,
+      );
+    } catch (error) {
+      const node = last?.spec.nodeName;
+      const agentLines = node && this.agents.has(node) ? `\n--- agent ${node}\n${this.agentLog(node)}` : '';
+      throw new Error(`${(error as Error).message}\nlast status seen: ${JSON.stringify(last?.status)}${agentLines}`, { cause: error });
+    }
+  }
+
+  /** The last lines of one agent's output (every run of it in this cluster, newest last). */
+  agentLog(node: string, lines = 40): string {
+    return this.agents.get(node)?.process.tail(lines) ?? `(no agent for ${node})`;
+  }
+
+  /** Every container (running or not) of one pod on `node`, sandbox included. */
+  async podContainers(node: string, uid: string): Promise<Docker.ContainerInfo[]> {
+    return this.docker.listContainers({ all: true, filters: { label: [`io.jetlet.node=${node}`, `io.jetlet.pod.uid=${uid}`] } });
+  }
+
+  /** Removes every container labelled for `node`, whatever its state. */
+  async removeContainersOf(node: string): Promise<void> {
+    for (const c of await this.containersOf(node))
+      await this.docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => undefined);
+  }
+
+  /** A test's clean-up: stops the agent of `node` (if it runs) and removes every container labelled for it. */
+  async stopAgentAndClean(node: string): Promise<void> {
+    await this.agents.get(node)?.process.stop();
+    await this.removeContainersOf(node);
+  }
+
+  /**
+   * Registers a test's clean-up for `node`: afterwards its agent is stopped and its containers
+   * removed; when the test failed, the agent's last lines are printed first as a diagnostic.
+   */
+  cleanUpAfter(t: { readonly passed?: boolean; after(fn: () => Promise<void>): void; diagnostic(message: string): void }, node: string): void {
+    t.after(async () => {
+      if (t.passed === false) t.diagnostic(`--- agent ${node} (last lines)\n${this.agentLog(node, 60)}`);
+      await this.stopAgentAndClean(node);
+    });
+  }
+
+  /** Runs the docker CLI; never throws for a non-zero exit. */
+  async dockerCli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn('docker', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((r) => child.once('close', r));
+    return { code, stdout, stderr };
+  }
+
+  /**
+   * Collects every ContainerEvent the agent of `node` publishes from now on, through a core
+   * NATS subscription to `jetlet.events.<node>.>` (the subscription is in place on return).
+   */
+  async watchContainerEvents(node: string): Promise<ContainerEventWatch> {
+    const { connect } = await import('@nats-io/transport-node');
+    const { token } = await import('#contracts');
+    const nc = await connect({ servers: this.nats.url });
+    const events: ContainerEventEnvelope[] = [];
+    nc.subscribe(`jetlet.events.${token(node)}.>`, {
+      callback: (error, msg) => {
+        if (error) return;
+        try {
+          const envelope = msg.json<ContainerEventEnvelope>();
+          if (envelope.type === 'ContainerEvent') events.push(envelope);
+        } catch {
+          // not JSON: not a ContainerEvent either
+        }
+      },
+    });
+    await nc.flush();
+    return {
+      events,
+      waitFor: async (what, predicate, timeoutMs = 30_000) => {
+        try {
+          return await waitFor(`a ContainerEvent: ${what}`, () => events.find(predicate), timeoutMs);
+        } catch (error) {
+          const seen = events.map((e) => `${e.data.reason}(${e.data.containerName}, ${e.data.containerID.slice(9, 21)}, exit ${e.data.exitCode ?? '-'})`);
+          throw new Error(`${(error as Error).message}\nevents seen: ${seen.join(' ') || '(none)'}\n--- agent ${node}\n${this.agentLog(node)}`, {
+            cause: error,
+          });
+        }
+      },
+      close: async () => {
+        await nc.close();
+      },
+    };
+  }
+
+  /**
+   * Collects every PodStatusReported the agent of `node` publishes from now on (a core NATS
+   * subscription to `jetlet.podstatus.<node>.>`), in order: each status the agent reported,
+   * including ones the API replaced before a poll could see them.
+   */
+  async watchPodStatuses(node: string): Promise<{ readonly reports: Array<{ uid: string; status: Pod['status']; removed: boolean }>; close(): Promise<void> }> {
+    const { connect } = await import('@nats-io/transport-node');
+    const { token } = await import('#contracts');
+    const nc = await connect({ servers: this.nats.url });
+    const reports: Array<{ uid: string; status: Pod['status']; removed: boolean }> = [];
+    nc.subscribe(`jetlet.podstatus.${token(node)}.>`, {
+      callback: (error, msg) => {
+        if (error) return;
+        try {
+          const envelope = msg.json<{ type: string; data: { uid: string; status: Pod['status']; removed?: boolean } }>();
+          if (envelope.type === 'PodStatusReported')
+            reports.push({ uid: envelope.data.uid, status: envelope.data.status, removed: envelope.data.removed ?? false });
+        } catch {
+          // not JSON: not a status report either
+        }
+      },
+    });
+    await nc.flush();
+    return {
+      reports,
+      close: async () => {
+        await nc.close();
+      },
+    };
+  }
+}
+
+/** A ContainerEvent as it travels on the bus: the envelope and its payload. */
+export interface ContainerEventEnvelope {
+  type: string;
+  correlationId: string;
+  data: { uid: string; namespace: string; name: string; containerName: string; containerID: string; reason: string; exitCode?: number; observedAt: string };
+}
+
+/** ContainerEvents collected from a node's subjects; see Cluster.watchContainerEvents. */
+export interface ContainerEventWatch {
+  readonly events: ContainerEventEnvelope[];
+  waitFor(what: string, predicate: (event: ContainerEventEnvelope) => boolean, timeoutMs?: number): Promise<ContainerEventEnvelope>;
+  close(): Promise<void>;
 }

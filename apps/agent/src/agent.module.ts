@@ -5,6 +5,7 @@ import { DockerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from './agent.constants.js';
 import { AgentConfig } from './agent.config.js';
 import { DesiredStateService } from './desired/desired-state.service.js';
+import { EventRecorder } from './events/event-recorder.service.js';
 import { AgentHttpController } from './http/agent-http.controller.js';
 import { NodeService } from './node/node.service.js';
 import { PlegService } from './pleg/pleg.service.js';
@@ -29,6 +30,7 @@ const config = loadConfig(AgentConfig);
     DesiredStateService,
     NodeService,
     StatusReporter,
+    EventRecorder,
     PodExecutor,
     ReconcilerService,
     PlegService,

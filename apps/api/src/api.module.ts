@@ -6,6 +6,7 @@ import { API_CONFIG } from './api.constants.js';
 import { ApiConfig } from './api.config.js';
 import { DiscoveryController } from './discovery/discovery.controller.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
+import { EventsController } from './events/events.controller.js';
 import { NodesController } from './nodes/nodes.controller.js';
 import { PodsController } from './pods/pods.controller.js';
 import { PodsService } from './pods/pods.service.js';
@@ -15,7 +16,7 @@ const config = loadConfig(ApiConfig);
 
 @Module({
   imports: [BusModule.forRoot(() => ({ servers: config.NATS_URL, name: 'jetlet-api', source: { component: 'api' } }))],
-  controllers: [DiscoveryController, PodsController, NodesController],
+  controllers: [DiscoveryController, PodsController, NodesController, EventsController],
   providers: [{ provide: API_CONFIG, useValue: config }, { provide: APP_FILTER, useClass: KubeStatusFilter }, ProjectionService, PodsService],
 })
 export class ApiModule {}

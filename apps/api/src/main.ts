@@ -10,7 +10,7 @@ async function bootstrap(): Promise<void> {
   const { API_CONFIG } = await import('./api.constants.js');
   const app = await NestFactory.create<NestExpressApplication>(ApiModule, { logger, bodyParser: false });
   // kubectl sends application/json; a manifest is small, so 3 MiB (etcd's object limit) is plenty.
-  app.useBodyParser('json', { limit: '3mb', type: ['application/json', 'application/*+json', 'application/merge-patch+json'] });
+  app.useBodyParser('json', { limit: '3mb', type: ['application/json', 'application/*+json'] });
   app.enableShutdownHooks();
   const config = app.get<{ API_PORT: number; API_ADDRESS: string }>(API_CONFIG);
   await app.listen(config.API_PORT, config.API_ADDRESS);

@@ -15,12 +15,12 @@ export class ApiError extends Error {
 export class ApiClient {
   constructor(private readonly server: string) {}
 
-  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async request<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
     let response: Response;
     try {
       response = await fetch(new URL(path, this.server), {
         method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        headers: body === undefined ? {} : { 'content-type': contentType },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (error) {

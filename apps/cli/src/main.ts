@@ -70,12 +70,17 @@ async function apply(client: ApiClient, args: Args): Promise<void> {
     if (!object) continue;
     if (object.kind !== 'Pod') throw new UsageError(`${file}: jetctl applies kind Pod, got ${object.kind ?? 'no kind'}`);
     const namespace = object.metadata?.namespace ?? flag(args, '-n', '--namespace') ?? 'default';
+    const name = object.metadata?.name ?? '';
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
     try {
-      await client.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, object);
-      console.log(`pod/${object.metadata?.name ?? ''} created`);
+      await client.request('POST', path, object);
+      console.log(`pod/${name} created`);
     } catch (error) {
-      if (error instanceof ApiError && error.code === 409 && error.reason === 'AlreadyExists') console.log(`pod/${object.metadata?.name ?? ''} unchanged`);
-      else throw error;
+      if (!(error instanceof ApiError && error.code === 409 && error.reason === 'AlreadyExists')) throw error;
+      // As kubectl apply does: the manifest as a strategic merge patch of the live pod.
+      const before = await client.request<Pod>('GET', `${path}/${encodeURIComponent(name)}`);
+      const after = await client.request<Pod>('PATCH', `${path}/${encodeURIComponent(name)}`, object, 'application/strategic-merge-patch+json');
+      console.log(`pod/${name} ${after.metadata.resourceVersion === before.metadata.resourceVersion ? 'unchanged' : 'configured'}`);
     }
   }
 }

@@ -1,10 +1,26 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Container } from '#contracts';
-import { containerName, containerSpecHash, cpuMillis, memoryBytes, sandboxName, type Action, type DesiredPod, type WaitingReasons } from '#domain';
+import {
+  BackoffBook,
+  containerName,
+  containerSpecHash,
+  cpuMillis,
+  isValidImageReference,
+  memoryBytes,
+  pullKey,
+  sandboxName,
+  type Action,
+  type DesiredPod,
+  type PodRef,
+  type WaitingReasons,
+} from '#domain';
 import { podRef } from '#observability';
 import { LABELS, type ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
+import { EventRecorder } from '../events/event-recorder.service.js';
+
+type Waker = (atMs: number) => void;
 
 /** Applies reconcile actions through the runtime port; every step is idempotent. */
 @Injectable()
@@ -12,36 +28,57 @@ export class PodExecutor {
   private readonly logger = new Logger(PodExecutor.name);
   /** Why a container could not start, shown as its waiting reason until it does. */
   private readonly waiting = new Map<string, WaitingReasons>();
+  /** One pull per image at a time: later askers wait for the pull under way. */
+  private readonly pulls = new Map<string, Promise<void>>();
+  private readonly pullBackoff: BackoffBook;
+  private wake: Waker = () => undefined;
 
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(RUNTIME) private readonly runtime: ContainerRuntime,
-  ) {}
+    private readonly events: EventRecorder,
+  ) {
+    this.pullBackoff = new BackoffBook({ baseMs: config.BACKOFF_BASE_SECONDS * 1000, capMs: config.BACKOFF_CAP_SECONDS * 1000 });
+  }
+
+  /** Where to ask for a pass when a back-off the executor keeps runs out. */
+  onWake(waker: Waker): void {
+    this.wake = waker;
+  }
 
   waitingReasons(uid: string): WaitingReasons | undefined {
     return this.waiting.get(uid);
   }
 
-  async apply(action: Action): Promise<void> {
+  async apply(action: Exclude<Action, { kind: 'ReportRemoved' | 'FinalizePod' }>): Promise<void> {
     switch (action.kind) {
       case 'RunSandbox':
         return this.runSandbox(action.pod);
       case 'StartContainer':
         return this.startContainer(action.pod, action.container, action.attempt, action.sandboxId);
-      case 'KillPod': {
-        this.logger.log(`killing ${podRef(action.pod)} (${action.reason}, grace ${action.graceSeconds}s)`);
-        // App containers first, within the grace period; the sandbox goes last.
-        await Promise.all(action.containerIds.map((id) => this.runtime.stopContainer(id, action.graceSeconds)));
-        await Promise.all(action.sandboxIds.map((id) => this.runtime.stopContainer(id, action.graceSeconds)));
-        await Promise.all([...action.containerIds, ...action.sandboxIds].map((id) => this.runtime.removeContainer(id)));
-        this.waiting.delete(action.pod.uid);
-        return;
-      }
+      case 'KillContainer':
+        this.events.normal(action.pod, 'Killing', `Container ${action.containerName} definition changed, will be restarted`, action.containerName);
+        return this.runtime.stopContainer(action.containerId, action.graceSeconds);
+      case 'KillPod':
+        return this.killPod(action);
       case 'RemoveContainer':
         return this.runtime.removeContainer(action.containerId);
-      case 'ReportRemoved':
-        return; // the reconciler reports it: it needs the bus, not the runtime
     }
+  }
+
+  /** Stops app containers within the grace (SIGTERM, then SIGKILL), then the sandbox; removes them when asked. */
+  private async killPod(action: Extract<Action, { kind: 'KillPod' }>): Promise<void> {
+    this.logger.log(`killing ${podRef(action.pod)} (${action.reason}, grace ${action.graceSeconds}s)`);
+    if (action.reason === 'Deleted') this.events.normal(action.pod, 'Killing', 'Stopping pod');
+    await Promise.all(action.containerIds.map((id) => this.runtime.stopContainer(id, action.graceSeconds)));
+    await Promise.all(action.sandboxIds.map((id) => this.runtime.stopContainer(id, action.graceSeconds)));
+    if (action.remove) await this.removeAll(action.pod, [...action.containerIds, ...action.sandboxIds]);
+  }
+
+  async removeAll(pod: PodRef, ids: string[]): Promise<void> {
+    await Promise.all(ids.map((id) => this.runtime.removeContainer(id)));
+    this.waiting.delete(pod.uid);
+    this.pullBackoff.forget(`${pod.uid}/`);
   }
 
   private podLabels(pod: DesiredPod): Record<string, string> {
@@ -57,7 +94,7 @@ export class PodExecutor {
 
   private async runSandbox(pod: DesiredPod): Promise<void> {
     const image = this.config.POD_INFRA_IMAGE;
-    if (!(await this.runtime.imagePresent(image))) await this.runtime.pullImage(image);
+    if (!(await this.runtime.imagePresent(image))) await this.pull(image);
     const sandbox = await this.runtime.runPodSandbox({
       name: sandboxName(pod),
       image,
@@ -67,28 +104,79 @@ export class PodExecutor {
     this.logger.log(`sandbox of ${podRef(pod)} running with IP ${sandbox.ip ?? '(none)'}`);
   }
 
-  private setWaiting(pod: DesiredPod, container: string, reason: string, message: string): void {
+  /** Records why a container waits; true when that is news (so events and logs are not repeated every pass). */
+  private setWaiting(pod: PodRef, container: string, reason: string, message: string): boolean {
     const reasons: WaitingReasons = this.waiting.get(pod.uid) ?? new Map<string, { reason: string; message: string }>();
+    const previous = reasons.get(container);
     reasons.set(container, { reason, message });
     this.waiting.set(pod.uid, reasons);
-    this.logger.warn(`${podRef(pod)} container ${container}: ${reason}: ${message}`);
+    const changed = previous?.reason !== reason || previous.message !== message;
+    if (changed) this.logger.warn(`${podRef(pod)} container ${container}: ${reason}: ${message}`);
+    return changed;
   }
 
+  private pull(image: string): Promise<void> {
+    let pull = this.pulls.get(image);
+    if (!pull) {
+      pull = this.runtime.pullImage(image).finally(() => this.pulls.delete(image));
+      this.pulls.set(image, pull);
+    }
+    return pull;
+  }
+
+  /**
+   * The kubelet's image step: policy, reference check, pull with back-off. False when the
+   * container cannot be created yet; its waiting reason says why.
+   */
   private async ensureImage(pod: DesiredPod, container: Container): Promise<boolean> {
+    const image = container.image;
+    if (!isValidImageReference(image)) {
+      if (
+        this.setWaiting(
+          pod,
+          container.name,
+          'InvalidImageName',
+          `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format`,
+        )
+      )
+        this.events.warning(pod, 'InspectFailed', `Failed to apply default image tag "${image}": invalid reference format`, container.name);
+      return false;
+    }
     const policy = container.imagePullPolicy ?? 'IfNotPresent';
-    const present = policy === 'Always' ? false : await this.runtime.imagePresent(container.image);
-    if (present) return true;
-    if (policy === 'Never') {
-      this.setWaiting(pod, container.name, 'ErrImageNeverPull', `Container image "${container.image}" is not present with pull policy of Never`);
-      return false;
-    }
-    try {
-      await this.runtime.pullImage(container.image);
+    if (policy !== 'Always' && (await this.runtime.imagePresent(image))) {
+      if (!this.waiting.get(pod.uid)?.has(container.name))
+        this.events.normal(pod, 'Pulled', `Container image "${image}" already present on machine`, container.name);
       return true;
-    } catch (error) {
-      this.setWaiting(pod, container.name, 'ErrImagePull', (error as Error).message);
+    }
+    if (policy === 'Never') {
+      if (this.setWaiting(pod, container.name, 'ErrImageNeverPull', `Container image "${image}" is not present with pull policy of Never`))
+        this.events.warning(pod, 'ErrImageNeverPull', `Container image "${image}" is not present with pull policy of Never`, container.name);
       return false;
     }
+    const key = pullKey(pod.uid, image);
+    const nowMs = Date.now();
+    if (this.pullBackoff.inBackoffSinceUpdate(key, nowMs)) {
+      if (this.setWaiting(pod, container.name, 'ImagePullBackOff', `Back-off pulling image "${image}"`))
+        this.events.normal(pod, 'BackOff', `Back-off pulling image "${image}"`, container.name);
+      return false;
+    }
+    this.events.normal(pod, 'Pulling', `Pulling image "${image}"`, container.name);
+    const started = performance.now();
+    try {
+      await this.pull(image);
+    } catch (error) {
+      const failedMs = Date.now();
+      const delay = this.pullBackoff.next(key, failedMs, failedMs);
+      const message = (error as Error).message;
+      this.setWaiting(pod, container.name, 'ErrImagePull', message);
+      this.events.warning(pod, 'Failed', `Failed to pull image "${image}": ${message}`, container.name);
+      this.wake(Date.now() + delay);
+      return false;
+    }
+    this.pullBackoff.reset(key);
+    const seconds = ((performance.now() - started) / 1000).toFixed(3);
+    this.events.normal(pod, 'Pulled', `Successfully pulled image "${image}" in ${seconds}s`, container.name);
+    return true;
   }
 
   private async startContainer(pod: DesiredPod, container: Container, attempt: number, sandboxId: string): Promise<void> {
@@ -117,14 +205,18 @@ export class PodExecutor {
       });
     } catch (error) {
       this.setWaiting(pod, container.name, 'CreateContainerError', (error as Error).message);
+      this.events.warning(pod, 'Failed', `Error: ${(error as Error).message}`, container.name);
       return;
     }
+    this.events.normal(pod, 'Created', `Created container ${container.name}`, container.name);
     try {
       await this.runtime.startContainer(id);
       this.waiting.get(pod.uid)?.delete(container.name);
+      this.events.normal(pod, 'Started', `Started container ${container.name}`, container.name);
       this.logger.log(`started ${podRef(pod)} container ${container.name} (attempt ${attempt})`);
     } catch (error) {
       this.setWaiting(pod, container.name, 'RunContainerError', (error as Error).message);
+      this.events.warning(pod, 'Failed', `Error: ${(error as Error).message}`, container.name);
     }
   }
 }

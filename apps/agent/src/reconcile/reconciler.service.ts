@@ -1,28 +1,40 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { computePodStatus, planReconcile, type Action, type BackoffPolicy, type DesiredPod } from '#domain';
+import { BackoffBook, computePodStatus, planReconcile, type Action, type DesiredPod } from '#domain';
 import { podRef } from '#observability';
 import { LABELS, type ContainerRuntime, type RuntimeContainer } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { DesiredStateService } from '../desired/desired-state.service.js';
+import { EventRecorder } from '../events/event-recorder.service.js';
 import { NodeService } from '../node/node.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
+import { agentMetrics } from '../agent.metrics.js';
 import { PodExecutor } from './pod-executor.js';
 
+function groupByUid(observed: RuntimeContainer[]): Map<string, RuntimeContainer[]> {
+  const byUid = new Map<string, RuntimeContainer[]>();
+  for (const c of observed) {
+    const uid = c.labels[LABELS.podUid];
+    if (uid) byUid.set(uid, [...(byUid.get(uid) ?? []), c]);
+  }
+  return byUid;
+}
+
 /**
- * The sync loop: on a desired-state change, a runtime event or the periodic resync it
- * lists the node's containers, plans, hands each pod's actions to that pod's worker (one
- * pod's steps run in order; pods run side by side) and reports statuses that changed.
+ * The sync loop: on a desired-state change, a runtime event, a back-off running out or
+ * the periodic resync it lists the node's containers, plans, hands each pod's actions to
+ * that pod's worker (one pod's steps run in order; pods run side by side) and reports
+ * statuses that changed.
  */
 @Injectable()
 export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(ReconcilerService.name);
   private readonly workers = new Map<string, Promise<void>>();
-  private readonly backoff: BackoffPolicy;
+  private readonly backoff: BackoffBook;
   private dirty = false;
   private running?: Promise<void>;
   private resync?: NodeJS.Timeout;
-  private wake?: NodeJS.Timeout;
+  private wake?: { timer: NodeJS.Timeout; atMs: number };
   private stopped = false;
   /** ms since the epoch of the last completed pass, for health checks. */
   lastPassMs = 0;
@@ -34,14 +46,16 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     private readonly executor: PodExecutor,
     private readonly status: StatusReporter,
     private readonly node: NodeService,
+    private readonly events: EventRecorder,
   ) {
-    this.backoff = { baseMs: config.BACKOFF_BASE_SECONDS * 1000, capMs: config.BACKOFF_CAP_SECONDS * 1000 };
+    this.backoff = new BackoffBook({ baseMs: config.BACKOFF_BASE_SECONDS * 1000, capMs: config.BACKOFF_CAP_SECONDS * 1000 });
   }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.desired.caughtUp;
     this.logger.log(`desired state rebuilt: ${this.desired.list().length} pod(s) for ${this.config.NODE_NAME}`);
     this.desired.onChange(() => this.trigger());
+    this.executor.onWake((atMs) => this.wakeAt(atMs));
     this.resync = setInterval(() => this.trigger(), this.config.RESYNC_SECONDS * 1000);
     this.trigger();
   }
@@ -49,7 +63,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearInterval(this.resync);
-    clearTimeout(this.wake);
+    clearTimeout(this.wake?.timer);
     await this.running;
     await Promise.all(this.workers.values());
   }
@@ -62,20 +76,32 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     this.running = (async () => {
       while (this.dirty && !this.stopped) {
         this.dirty = false;
+        const end = agentMetrics.reconcileDuration.startTimer();
         try {
           await this.pass();
         } catch (error) {
           this.logger.error(`reconcile pass failed: ${(error as Error).stack ?? String(error)}`);
+        } finally {
+          end();
         }
       }
     })().finally(() => (this.running = undefined));
+  }
+
+  /** A pass at `atMs` (the earliest asked for wins). */
+  private wakeAt(atMs: number): void {
+    if (this.wake && this.wake.atMs <= atMs && this.wake.atMs > Date.now()) return;
+    clearTimeout(this.wake?.timer);
+    this.wake = { atMs, timer: setTimeout(() => this.trigger(), Math.max(0, atMs - Date.now()) + 10) };
   }
 
   private async pass(): Promise<void> {
     const observed = await this.runtime.listContainers({ [LABELS.node]: this.config.NODE_NAME });
     const desired = this.desired.list();
     const nowMs = Date.now();
+    this.backoff.gc(nowMs);
     const plan = planReconcile({ desired, observed, nowMs, backoff: this.backoff, orphanGraceSeconds: 30 });
+    const byUid = groupByUid(observed);
 
     const byPod = new Map<string, Action[]>();
     for (const action of plan.actions) {
@@ -84,27 +110,42 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     }
     for (const [uid, actions] of byPod) {
       if (this.workers.has(uid)) continue; // its worker re-triggers a pass when done
-      const work = this.runWorker(actions).finally(() => {
+      const work = this.runWorker(actions, byUid.get(uid) ?? []).finally(() => {
         this.workers.delete(uid);
         this.trigger();
       });
       this.workers.set(uid, work);
     }
 
-    await this.reportStatuses(desired, observed, nowMs);
-    clearTimeout(this.wake);
-    if (plan.wakeAtMs !== undefined) this.wake = setTimeout(() => this.trigger(), Math.max(0, plan.wakeAtMs - Date.now()) + 10);
+    await this.reportStatuses(desired, byUid, nowMs);
+    if (plan.wakeAtMs !== undefined) this.wakeAt(plan.wakeAtMs);
+    agentMetrics.runningPods.set(
+      desired.filter((p) => !p.terminating && byUid.get(p.uid)?.some((c) => c.labels[LABELS.kind] === 'sandbox' && c.state === 'running')).length,
+    );
+    agentMetrics.runningContainers.set(observed.filter((c) => c.state === 'running' && c.labels[LABELS.kind] === 'container').length);
     this.lastPassMs = Date.now();
   }
 
-  private async runWorker(actions: Action[]): Promise<void> {
+  private async runWorker(actions: Action[], observed: RuntimeContainer[]): Promise<void> {
     for (const action of actions) {
+      agentMetrics.actions.inc({ kind: action.kind });
       try {
-        if (action.kind === 'ReportRemoved') {
-          await this.status.reportRemoved(action.pod, undefined);
-          this.desired.forget(action.pod.uid);
-        } else {
-          await this.executor.apply(action);
+        switch (action.kind) {
+          case 'ReportRemoved':
+            await this.status.reportRemoved(action.pod);
+            this.desired.forget(action.pod.uid);
+            this.backoff.forget(`${action.pod.uid}/`);
+            break;
+          case 'FinalizePod':
+            await this.finalize(action.pod, observed, action.containerIds);
+            break;
+          case 'StartContainer':
+            if (action.restart?.fresh) this.backoff.reset(action.restart.key);
+            if (action.restart) this.backoff.next(action.restart.key, action.restart.deathMs, Date.now());
+            await this.executor.apply(action);
+            break;
+          default:
+            await this.executor.apply(action);
         }
       } catch (error) {
         this.logger.error(`${action.kind} for ${podRef(action.pod)} failed: ${(error as Error).message}`);
@@ -113,12 +154,22 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  private async reportStatuses(desired: DesiredPod[], observed: RuntimeContainer[], nowMs: number): Promise<void> {
-    const byUid = new Map<string, RuntimeContainer[]>();
-    for (const c of observed) {
-      const uid = c.labels[LABELS.podUid];
-      if (uid) byUid.set(uid, [...(byUid.get(uid) ?? []), c]);
-    }
+  /** A deleted pod's containers have stopped: its terminal status goes out before they are removed. */
+  private async finalize(pod: DesiredPod, observed: RuntimeContainer[], ids: string[]): Promise<void> {
+    const status = computePodStatus({
+      pod,
+      manifest: pod.manifest,
+      observed,
+      hostIP: this.node.nodeIP,
+      nowMs: Date.now(),
+      backoff: this.backoff,
+      terminal: true,
+    });
+    await this.status.report(pod, status);
+    await this.executor.removeAll(pod, ids);
+  }
+
+  private async reportStatuses(desired: DesiredPod[], byUid: Map<string, RuntimeContainer[]>, nowMs: number): Promise<void> {
     await Promise.all(
       desired
         .filter((pod) => !pod.terminating)
@@ -133,6 +184,12 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
             backoff: this.backoff,
             ...(waiting ? { waiting } : {}),
           });
+          for (const s of status.containerStatuses ?? []) {
+            const before = this.status.previous(pod.uid)?.containerStatuses?.find((p) => p.name === s.name);
+            if (s.state.waiting?.reason === 'CrashLoopBackOff' && before?.state.waiting?.reason !== 'CrashLoopBackOff') {
+              this.events.warning(pod, 'BackOff', `Back-off restarting failed container ${s.name} in pod ${pod.name}_${pod.namespace}(${pod.uid})`, s.name);
+            }
+          }
           try {
             await this.status.report(pod, status);
           } catch (error) {

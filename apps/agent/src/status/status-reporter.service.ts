@@ -11,13 +11,23 @@ import type { AgentConfig } from '../agent.config.js';
 export class StatusReporter {
   private readonly logger = new Logger(StatusReporter.name);
   private readonly lastReported = new Map<string, string>();
+  private readonly lastStatus = new Map<string, PodStatus>();
 
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(BUS) private readonly bus: Bus,
   ) {}
 
+  /** The last status computed for a pod, reported or not. */
+  previous(uid: string): PodStatus | undefined {
+    return this.lastStatus.get(uid);
+  }
+
   async report(pod: PodRef, status: PodStatus): Promise<void> {
+    const previous = this.lastStatus.get(pod.uid);
+    // A stopped sandbox has no address any more; the pod keeps the IP it had, as in Kubernetes.
+    if (!status.podIP && previous?.podIP) Object.assign(status, { podIP: previous.podIP, podIPs: previous.podIPs });
+    this.lastStatus.set(pod.uid, status);
     const json = JSON.stringify(status);
     if (this.lastReported.get(pod.uid) === json) return;
     await this.publish(pod, status, false);
@@ -28,16 +38,17 @@ export class StatusReporter {
    * Says the pod is gone from this node. After a restart the agent does not know whether
    * it already did, so it reads the subject's last report first: a tombstone is reported once.
    */
-  async reportRemoved(pod: PodRef, lastStatus: PodStatus | undefined): Promise<void> {
+  async reportRemoved(pod: PodRef): Promise<void> {
     if (this.lastReported.get(pod.uid) === 'removed') return;
     const subject = SUBJECTS.podStatus(this.config.NODE_NAME, pod.uid);
     const last = await this.bus.lastMessage(STREAMS.pods, subject).catch(() => undefined);
     if (!(last?.envelope.type === 'PodStatusReported' && last.envelope.data.removed)) {
       const previous = last?.envelope.type === 'PodStatusReported' ? last.envelope.data.status : undefined;
-      await this.publish(pod, lastStatus ?? previous ?? { phase: 'Succeeded' }, true);
+      await this.publish(pod, previous ?? { phase: 'Succeeded' }, true);
       this.logger.log(`removed ${podRef(pod)}`);
     }
     this.lastReported.set(pod.uid, 'removed');
+    this.lastStatus.delete(pod.uid);
   }
 
   private async publish(pod: PodRef, status: PodStatus, removed: boolean): Promise<void> {

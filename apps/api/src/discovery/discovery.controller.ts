@@ -24,7 +24,8 @@ export class DiscoveryController {
       kind: 'APIResourceList',
       groupVersion: 'v1',
       resources: [
-        { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['create', 'delete', 'get', 'list'], shortNames: ['po'] },
+        { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['create', 'delete', 'get', 'list', 'patch', 'update'], shortNames: ['po'] },
+        { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['list'], shortNames: ['ev'] },
         { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', verbs: ['get', 'list'], shortNames: ['no'] },
       ],
     };

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import type { Pod } from '#contracts';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import { PodsService } from './pods.service.js';
@@ -50,6 +50,29 @@ export class PodsController {
   @Get('namespaces/:namespace/pods/:name')
   get(@Param('namespace') namespace: string, @Param('name') name: string): Pod {
     return this.pods.get(namespace, name);
+  }
+
+  @Put('namespaces/:namespace/pods/:name')
+  replace(@Param('namespace') namespace: string, @Param('name') name: string, @Body() body: unknown): Promise<Pod> {
+    return this.pods.update(namespace, name, body, 'replace');
+  }
+
+  /** merge-patch+json (RFC 7386) and strategic-merge-patch+json (what kubectl sends), as in Kubernetes. */
+  @Patch('namespaces/:namespace/pods/:name')
+  patch(
+    @Param('namespace') namespace: string,
+    @Param('name') name: string,
+    @Headers('content-type') contentType: string | undefined,
+    @Body() body: unknown,
+  ): Promise<Pod> {
+    const type = (contentType ?? '').split(';')[0]?.trim();
+    if (type === 'application/merge-patch+json') return this.pods.update(namespace, name, body, 'merge');
+    if (type === 'application/strategic-merge-patch+json') return this.pods.update(namespace, name, body, 'strategic');
+    throw new KubeStatusException(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json`,
+    );
   }
 
   @Delete('namespaces/:namespace/pods/:name')

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BUS, SequenceConflictError, type Bus } from '#bus';
 import { ContractValidationError, parseContract, PodManifest, STREAMS, SUBJECTS, type Pod } from '#contracts';
-import { applyPodDefaults, podSpecCauses, podView, type PodRecord } from '#domain';
+import { applyPodDefaults, forbiddenSpecChange, mergePatch, podSpecCauses, podView, strategicMergePatch, type PodRecord } from '#domain';
 import { podRef } from '#observability';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
@@ -69,6 +69,7 @@ export class PodsService {
           namespace,
           uid,
           creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+          generation: 1,
         },
       };
       try {
@@ -82,6 +83,73 @@ export class PodsService {
           },
         );
         this.logger.log(`created ${podRef({ namespace, name, uid })} at sequence ${seq}`);
+        return podView(await this.readBack(seq, namespace, name));
+      } catch (error) {
+        if (!(error instanceof SequenceConflictError)) throw error;
+        await this.catchUp(namespace, name);
+      }
+    }
+    throw new KubeStatusException(409, 'Conflict', `pods "${name}": too many concurrent writes, try again`);
+  }
+
+  /**
+   * Replaces (PUT) or patches (PATCH) a pod. As in Kubernetes only the containers' images
+   * may change in the spec, plus labels and annotations; an image change bumps the
+   * generation and restarts just that container on its node.
+   */
+  async update(namespace: string, name: string, body: unknown, mode: 'replace' | 'merge' | 'strategic'): Promise<Pod> {
+    for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
+      const record = this.projection.pods.get(namespace, name);
+      if (!record) throw KubeStatusException.notFound('pods', name);
+      const current = podView(record);
+      const { status: _status, ...currentObject } = current;
+      const proposed = mode === 'replace' ? body : mode === 'merge' ? mergePatch(currentObject, body) : strategicMergePatch(currentObject, body);
+      const expectedVersion = (proposed as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+      if (mode === 'replace' && expectedVersion !== undefined && expectedVersion !== current.metadata.resourceVersion) {
+        throw new KubeStatusException(
+          409,
+          'Conflict',
+          `Operation cannot be fulfilled on pods "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+          { name, kind: 'pods' },
+        );
+      }
+      const { status: _ignored, ...manifest } = this.validate(namespace, proposed);
+      if (manifest.metadata.name !== name)
+        throw KubeStatusException.badRequest(`the name of the object (${manifest.metadata.name}) does not match the name on the URL (${name})`);
+      if (manifest.metadata.uid !== undefined && manifest.metadata.uid !== record.uid) {
+        throw KubeStatusException.invalid('pods', name, [{ field: 'metadata.uid', reason: 'FieldValueInvalid', message: 'field is immutable' }]);
+      }
+      if (manifest.spec.nodeName !== undefined && manifest.spec.nodeName !== record.nodeName) {
+        throw KubeStatusException.invalid('pods', name, [
+          { field: 'spec.nodeName', reason: 'FieldValueForbidden', message: 'field is immutable once the pod is bound' },
+        ]);
+      }
+      const before = { ...record.manifest.spec, nodeName: record.nodeName };
+      const after = applyPodDefaults(manifest).spec;
+      const forbidden = forbiddenSpecChange({ ...before, nodeName: undefined }, { ...after, nodeName: undefined });
+      if (forbidden) throw KubeStatusException.invalid('pods', name, [{ field: 'spec', reason: 'FieldValueForbidden', message: `Forbidden: ${forbidden}` }]);
+      const specChanged = JSON.stringify(record.manifest.spec.containers.map((c) => c.image)) !== JSON.stringify(after.containers.map((c) => c.image));
+      const metadata = {
+        ...record.manifest.metadata,
+        labels: manifest.metadata.labels,
+        annotations: manifest.metadata.annotations,
+        generation: (record.manifest.metadata.generation ?? 1) + (specChanged ? 1 : 0),
+      };
+      const metaChanged =
+        JSON.stringify([metadata.labels, metadata.annotations]) !== JSON.stringify([record.manifest.metadata.labels, record.manifest.metadata.annotations]);
+      if (!specChanged && !metaChanged) return current;
+      const pod: PodManifest = { ...record.manifest, metadata, spec: { ...record.manifest.spec, containers: after.containers } };
+      try {
+        const { seq } = await this.bus.publish(
+          SUBJECTS.pod(namespace, name),
+          'PodUpdated',
+          { uid: record.uid, pod },
+          {
+            correlationId: record.uid,
+            expectedLastSubjectSequence: record.subjectSeq,
+          },
+        );
+        this.logger.log(`updated ${podRef(record)} to generation ${metadata.generation}`);
         return podView(await this.readBack(seq, namespace, name));
       } catch (error) {
         if (!(error instanceof SequenceConflictError)) throw error;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { BUS, type Bus, type Subscription } from '#bus';
 import { STREAMS, SUBJECTS } from '#contracts';
-import { NodeTable, PodProjection } from '#domain';
+import { EventLog, NodeTable, PodProjection } from '#domain';
 
 /**
  * The API's read side: pods and nodes folded from the streams. Dropped on restart and
@@ -11,6 +11,7 @@ import { NodeTable, PodProjection } from '#domain';
 export class ProjectionService implements OnModuleInit, OnModuleDestroy {
   readonly pods = new PodProjection();
   readonly nodes = new NodeTable();
+  readonly events = new EventLog(10_000);
   private subscriptions: Subscription[] = [];
   private waiters: Array<{ seq: number; resolve: () => void }> = [];
 
@@ -24,6 +25,9 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
       }),
       this.bus.follow(STREAMS.nodes, { filterSubject: SUBJECTS.allNodes, from: 'last_per_subject' }, (envelope, delivery) => {
         this.nodes.apply(envelope, delivery.seq);
+      }),
+      this.bus.follow(STREAMS.events, { filterSubject: SUBJECTS.allContainerEvents, from: 'all' }, (envelope, delivery) => {
+        this.events.apply(envelope, delivery.seq);
       }),
     ]);
     // Serve nothing until the projection reflects the log as it was at start.

@@ -6,7 +6,8 @@ import { podRef } from '#observability';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
 import type { SchedulerConfig } from '../scheduler.config.js';
 
-type AssignmentState = 'assigned' | 'unassigned';
+/** The node work last sent for a pod: the generation assigned, or its removal. */
+type AssignmentState = { kind: 'assigned'; generation: number } | { kind: 'unassigned' };
 
 /**
  * Binds pods to nodes and turns bindings and deletions into node work. Level-triggered:
@@ -68,8 +69,13 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private foldAssignment(envelope: AnyEnvelope): void {
-    if (envelope.type === 'PodAssigned') this.assignments.set(envelope.data.pod.metadata.uid ?? envelope.correlationId, 'assigned');
-    if (envelope.type === 'PodUnassigned') this.assignments.set(envelope.data.uid, 'unassigned');
+    if (envelope.type === 'PodAssigned') {
+      this.assignments.set(envelope.data.pod.metadata.uid ?? envelope.correlationId, {
+        kind: 'assigned',
+        generation: envelope.data.pod.metadata.generation ?? 1,
+      });
+    }
+    if (envelope.type === 'PodUnassigned') this.assignments.set(envelope.data.uid, { kind: 'unassigned' });
   }
 
   private trigger(): void {
@@ -104,9 +110,11 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
 
   private async pass(): Promise<void> {
     for (const pod of this.pods.list()) {
+      const sent = this.assignments.get(pod.uid);
+      const generation = pod.manifest.metadata.generation ?? 1;
       if (!pod.nodeName && !pod.deletion) await this.schedule(pod);
-      else if (pod.nodeName && !pod.deletion && !this.assignments.has(pod.uid)) await this.assign(pod, pod.nodeName);
-      else if (pod.nodeName && pod.deletion && this.assignments.get(pod.uid) !== 'unassigned') await this.unassign(pod, pod.nodeName);
+      else if (pod.nodeName && !pod.deletion && (sent?.kind !== 'assigned' || sent.generation < generation)) await this.assign(pod, pod.nodeName);
+      else if (pod.nodeName && pod.deletion && sent?.kind !== 'unassigned') await this.unassign(pod, pod.nodeName);
     }
   }
 
@@ -141,10 +149,10 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       SUBJECTS.assignment(node, pod.uid),
       'PodAssigned',
       { pod: { ...pod.manifest, spec: { ...pod.manifest.spec, nodeName: node } } },
-      // A fixed id: a retried assignment is stored once.
-      { correlationId: pod.uid, id: `assign-${pod.uid}` },
+      // A fixed id per generation: a retried assignment is stored once.
+      { correlationId: pod.uid, id: `assign-${pod.uid}-${pod.manifest.metadata.generation ?? 1}` },
     );
-    this.assignments.set(pod.uid, 'assigned');
+    this.assignments.set(pod.uid, { kind: 'assigned', generation: pod.manifest.metadata.generation ?? 1 });
   }
 
   private async unassign(pod: PodRecord, node: string): Promise<void> {
@@ -154,7 +162,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       { uid: pod.uid, namespace: pod.namespace, name: pod.name, gracePeriodSeconds: pod.deletion?.gracePeriodSeconds ?? 30 },
       { correlationId: pod.uid, id: `unassign-${pod.uid}` },
     );
-    this.assignments.set(pod.uid, 'unassigned');
+    this.assignments.set(pod.uid, { kind: 'unassigned' });
     this.logger.log(`unassigned ${podRef(pod)} from ${node}`);
   }
 }
