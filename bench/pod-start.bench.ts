@@ -2,20 +2,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { sleep } from '../test/harness/processes.js';
+import { summary } from './bench-util.js';
 
 const run = promisify(execFile);
 const PODS = Number(process.env.BENCH_PODS ?? 20);
 const IMAGE = 'jetlet/busybox:1.35';
-
-function quantile(sorted: number[], q: number): number {
-  const i = Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1);
-  return sorted[Math.max(0, i)] ?? NaN;
-}
-
-function summary(samples: number[]): { p50: number; p99: number } {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
-}
 
 /** jetlet: POST → Running (every container running, pod IP set) observed through the API. */
 async function jetletPodStarts(cluster: Cluster): Promise<number[]> {

@@ -1,0 +1,105 @@
+import type { Pod } from '#contracts';
+import { Cluster, uniqueName } from '../test/harness/cluster.js';
+import { sleep, waitFor } from '../test/harness/processes.js';
+import { fmt, printTable, rssKiB, scrape, sumMetric, type MetricSample } from './bench-util.js';
+
+const PODS = 110;
+const NS = 'bench';
+const IDLE_WINDOW_MS = 20_000;
+const EMPTY_WINDOW_MS = 10_000;
+const CALLS = 'jetlet_runtime_docker_calls_total';
+const PASSES = 'jetlet_reconcile_duration_seconds_count';
+const PASS_SECONDS = 'jetlet_reconcile_duration_seconds_sum';
+/** The kubelet's generic PLEG relist asks the runtime for sandboxes and containers: 2 CRI list calls a second, whatever the pod count. */
+const KUBELET_RELIST_CALLS = 2;
+
+interface Window {
+  seconds: number;
+  passes: number;
+  meanPassMs: number;
+  callsPerPass: number;
+  byCall: Map<string, number>;
+}
+
+/** Scrapes the agent's /metrics twice `ms` apart and turns the deltas into per-pass figures. */
+async function idleWindow(url: string, ms: number): Promise<Window> {
+  const before = await scrape(url);
+  const start = performance.now();
+  await sleep(ms);
+  const after = await scrape(url);
+  const seconds = (performance.now() - start) / 1000;
+  const delta = (name: string, filter?: (labels: Record<string, string>) => boolean): number =>
+    sumMetric(after, name, filter) - sumMetric(before, name, filter);
+  const passes = delta(PASSES);
+  const calls = new Set([...before, ...after].filter((s: MetricSample) => s.name === CALLS).map((s) => s.labels['call'] ?? ''));
+  const byCall = new Map([...calls].sort().map((call) => [call, delta(CALLS, (l) => l['call'] === call) / passes]));
+  return { seconds, passes, meanPassMs: (delta(PASS_SECONDS) / passes) * 1000, callsPerPass: delta(CALLS) / passes, byCall };
+}
+
+async function listPods(cluster: Cluster): Promise<Pod[]> {
+  const { status, body } = await cluster.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${NS}/pods`);
+  if (status !== 200) throw new Error(`listing pods answered ${status}`);
+  return body.items;
+}
+
+const running = (pod: Pod): boolean => pod.status.phase === 'Running' && (pod.status.containerStatuses ?? []).every((s) => s.state.running !== undefined);
+
+async function main(): Promise<void> {
+  const cluster = await Cluster.start();
+  const node = uniqueName('bench-idle');
+  try {
+    const agent = await cluster.startAgent(node, { RESYNC_SECONDS: '1', HEARTBEAT_SECONDS: '10' });
+    const pid = agent.child.pid ?? 0;
+    const url = cluster.agentUrl(node);
+    await sleep(3000); // let start-up passes and registration settle
+    const empty = await idleWindow(url, EMPTY_WINDOW_MS);
+    const rssEmpty = rssKiB(pid);
+
+    const createStart = performance.now();
+    for (let i = 0; i < PODS; i++) {
+      await cluster.createPod(NS, {
+        metadata: { name: `idle-${i}` },
+        spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }] },
+      });
+    }
+    await cluster.withLogs(
+      waitFor(
+        `${PODS} pods Running`,
+        async () => {
+          const pods = await listPods(cluster);
+          return pods.length === PODS && pods.every(running);
+        },
+        180_000,
+        1000,
+      ),
+    );
+    console.log(`${PODS} pods created and Running in ${((performance.now() - createStart) / 1000).toFixed(1)} s`);
+    await sleep(3000); // status reports of the last starts
+    const full = await idleWindow(url, IDLE_WINDOW_MS);
+    const rssFull = rssKiB(pid);
+
+    // Calls made in either window, by name (the rest stay at zero while idle).
+    const calls = [...new Set([...empty.byCall.keys(), ...full.byCall.keys()])]
+      .filter((c) => (empty.byCall.get(c) ?? 0) + (full.byCall.get(c) ?? 0) > 0)
+      .sort();
+    printTable(
+      `idle reconcile, RESYNC_SECONDS=1: agent with 0 pods (${empty.seconds.toFixed(0)} s) vs ${PODS} running pods (${full.seconds.toFixed(0)} s)`,
+      ['0 pods', `${PODS} pods`],
+      [
+        ['reconcile passes per second', fmt(empty.passes / empty.seconds, 2), fmt(full.passes / full.seconds, 2)],
+        ['mean time per pass (ms)', fmt(empty.meanPassMs, 2), fmt(full.meanPassMs, 2)],
+        ['Docker API calls per pass', fmt(empty.callsPerPass, 2), fmt(full.callsPerPass, 2)],
+        ...calls.map((call) => [`  ${call}`, fmt(empty.byCall.get(call) ?? 0, 2), fmt(full.byCall.get(call) ?? 0, 2)]),
+        ['kubelet generic PLEG: CRI list calls per relist (reference)', KUBELET_RELIST_CALLS, KUBELET_RELIST_CALLS],
+        ['agent resident memory, VmRSS (MiB)', fmt(rssEmpty / 1024, 1), fmt(rssFull / 1024, 1)],
+      ],
+    );
+
+    for (const pod of await listPods(cluster)) await cluster.request('DELETE', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}?gracePeriodSeconds=0`);
+    await cluster.withLogs(waitFor(`${PODS} pods to be deleted`, async () => (await listPods(cluster)).length === 0, 180_000, 1000));
+  } finally {
+    await cluster.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import Docker from 'dockerode';
+import { Bus } from '#bus';
+import { MESSAGES, parseEnvelope, STREAMS, SUBJECTS, token, type Envelope, type PodManifest } from '#contracts';
+import { uniqueName } from '../test/harness/cluster.js';
+import { NatsServer, sleep } from '../test/harness/processes.js';
+import { fmt, lineTime, printTable, removeNodeContainers, spawnAgent, summary } from './bench-util.js';
+
+const OTHER_NODES = 1000;
+const OTHER_PODS = Number(process.env.BENCH_OTHER_PODS ?? 100_000);
+const NODE_PODS = 110;
+const WINDOW = 1000;
+const CONSUME_REPS = 5;
+const REPLAY_REPS = 2;
+const AGENT_REPS = 3;
+
+/** A PodAssigned envelope as the scheduler's assign() writes it: the full manifest, spec.nodeName set. */
+function assignment(node: string, index: number): { subject: string; envelope: Envelope<'PodAssigned'> } {
+  const uid = randomUUID();
+  const pod: PodManifest = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `pod-${index}`, namespace: 'bench', uid, creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), generation: 1 },
+    spec: {
+      nodeName: node,
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 0,
+      containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'], imagePullPolicy: 'IfNotPresent' }],
+    },
+  };
+  const envelope: Envelope<'PodAssigned'> = {
+    id: `assign-${uid}-1`,
+    type: 'PodAssigned',
+    version: MESSAGES.PodAssigned.version,
+    time: new Date().toISOString(),
+    source: { component: 'scheduler' },
+    correlationId: uid,
+    data: { pod },
+  };
+  return { subject: SUBJECTS.assignment(node, uid), envelope };
+}
+
+/** Publishes the other nodes' assignments with this node's spread evenly among them, ~WINDOW acks in flight. */
+async function fill(bus: Bus, node: string): Promise<number> {
+  parseEnvelope(JSON.parse(JSON.stringify(assignment(node, 0).envelope))); // fail fast if the shape no longer validates
+  const total = OTHER_PODS + NODE_PODS;
+  const every = Math.floor(total / NODE_PODS);
+  const inflight = new Set<Promise<unknown>>();
+  let mine = 0;
+  for (let i = 0; i < total; i++) {
+    const forNode = mine < NODE_PODS && i % every === every - 1;
+    const { subject, envelope } = forNode ? assignment(node, mine++) : assignment(`bench-other-${i % OTHER_NODES}`, i);
+    const ack = bus.js.publish(subject, JSON.stringify(envelope), { msgID: envelope.id });
+    inflight.add(ack);
+    void ack.finally(() => inflight.delete(ack)).catch(() => undefined);
+    if (inflight.size >= WINDOW) await Promise.race(inflight);
+  }
+  await Promise.all(inflight);
+  if (mine !== NODE_PODS) throw new Error(`placed ${mine} of ${NODE_PODS} assignments for ${node}`);
+  return total;
+}
+
+/** (a) The agent's rebuild: recreate the durable, last per subject, until caught up. */
+async function consumeOnce(bus: Bus, node: string): Promise<{ ms: number; count: number }> {
+  let count = 0;
+  const start = performance.now();
+  const sub = await bus.consume(
+    STREAMS.assign,
+    { durable: `bench-${token(node)}`, filterSubject: SUBJECTS.nodeAssignments(node), from: 'last_per_subject', recreate: true },
+    () => void count++,
+  );
+  await sub.caughtUp;
+  const ms = performance.now() - start;
+  await sub.stop();
+  return { ms, count };
+}
+
+/** (b) A full ordered replay of the whole stream, as a projection rebuilding from the start would do. */
+async function replayOnce(bus: Bus): Promise<{ ms: number; count: number }> {
+  let count = 0;
+  const start = performance.now();
+  const sub = await bus.follow(STREAMS.assign, { filterSubject: SUBJECTS.allAssignments, from: 'all' }, () => void count++);
+  await sub.caughtUp;
+  const ms = performance.now() - start;
+  await sub.stop();
+  return { ms, count };
+}
+
+/** (c) The real agent: spawn → its 'desired state rebuilt' line; then killed at once and its node's containers removed. */
+async function agentOnce(docker: Docker, natsUrl: string, node: string, pods: number): Promise<number> {
+  const agent = await spawnAgent(natsUrl, node, { HEARTBEAT_SECONDS: '10', RESYNC_SECONDS: '10' });
+  try {
+    const seen = await lineTime(agent.process, new RegExp(`desired state rebuilt: ${pods} pod\\(s\\)`));
+    return seen - agent.spawnedAt;
+  } finally {
+    // It starts the pods right after the line: kill it rather than wait for a graceful stop behind 110 starts.
+    await agent.process.stop('SIGKILL');
+    await removeNodeContainers(docker, node);
+    await sleep(500); // a create the engine was still serving when the agent died
+    await removeNodeContainers(docker, node);
+  }
+}
+
+const stats = (runs: { ms: number; count: number }[]): { p50: number; max: number; count: string } => ({
+  p50: summary(runs.map((r) => r.ms)).p50,
+  max: Math.max(...runs.map((r) => r.ms)),
+  count: [...new Set(runs.map((r) => r.count))].join('/'),
+});
+
+async function main(): Promise<void> {
+  const nats = await NatsServer.start();
+  const docker = new Docker();
+  const node = uniqueName('bench-rebuild');
+  const empty = uniqueName('bench-empty');
+  const bus = await Bus.connect({ servers: nats.url, name: 'bench-rebuild', source: { component: 'scheduler' } });
+  try {
+    await bus.ensureStreams();
+    const fillStart = performance.now();
+    const total = await fill(bus, node);
+    console.log(`published ${total} assignments in ${((performance.now() - fillStart) / 1000).toFixed(1)} s`);
+
+    const consumeEmpty: { ms: number; count: number }[] = [];
+    const consumeNode: { ms: number; count: number }[] = [];
+    for (let i = 0; i < CONSUME_REPS; i++) {
+      consumeEmpty.push(await consumeOnce(bus, empty));
+      consumeNode.push(await consumeOnce(bus, node));
+    }
+    const replay: { ms: number; count: number }[] = [];
+    for (let i = 0; i < REPLAY_REPS; i++) replay.push(await replayOnce(bus));
+    const agentEmpty: { ms: number; count: number }[] = [];
+    const agentNode: { ms: number; count: number }[] = [];
+    for (let i = 0; i < AGENT_REPS; i++) {
+      agentEmpty.push({ ms: await agentOnce(docker, nats.url, empty, 0), count: 0 });
+      agentNode.push({ ms: await agentOnce(docker, nats.url, node, NODE_PODS), count: NODE_PODS });
+    }
+
+    const row = (name: string, runs: { ms: number; count: number }[]): string[] => {
+      const s = stats(runs);
+      return [name, fmt(s.p50, 1), fmt(s.max, 1), s.count, String(runs.length)];
+    };
+    printTable(
+      `desired-state rebuild: ${NODE_PODS} pods of one node among ${total} assignments for ${OTHER_NODES + 1} nodes (ms)`,
+      ['p50', 'max', 'messages', 'runs'],
+      [
+        row('bus.consume last_per_subject, node with 0 pods', consumeEmpty),
+        row(`bus.consume last_per_subject, node with ${NODE_PODS} pods`, consumeNode),
+        row("bus.follow from 'all': full ordered replay", replay),
+        row("agent process: spawn → 'rebuilt: 0 pod(s)'", agentEmpty),
+        row(`agent process: spawn → 'rebuilt: ${NODE_PODS} pod(s)'`, agentNode),
+      ],
+    );
+  } finally {
+    await bus.close();
+    await removeNodeContainers(docker, node);
+    await nats.stop();
+  }
+}
+
+await main();
