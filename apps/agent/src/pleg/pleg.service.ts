@@ -18,6 +18,7 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(PlegService.name);
   private readonly abort = new AbortController();
   private loop?: Promise<void>;
+  private readonly oomKilled = new Set<string>();
   /** ms since the epoch of the last event or (re)connect, for health checks. */
   lastSeenMs = Date.now();
 
@@ -61,6 +62,11 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
   private async handle(event: RuntimeEvent): Promise<void> {
     const reason = REASONS[event.action];
     if (!reason) return;
+    // Docker sends 'oom' just before 'die': remember it so the death is reported as OOMKilled.
+    const oomKilled = this.oomKilled.has(event.containerId);
+    if (event.action === 'oom') this.oomKilled.add(event.containerId);
+    if (event.action === 'die') this.oomKilled.delete(event.containerId);
+    const exitReason = event.action !== 'die' ? undefined : oomKilled ? 'OOMKilled' : event.exitCode === 0 ? 'Completed' : 'Error';
     this.reconciler.trigger();
     const labels = event.labels;
     const uid = labels[LABELS.podUid];
@@ -79,6 +85,7 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
           containerID: `docker://${event.containerId}`,
           reason,
           ...(event.exitCode !== undefined ? { exitCode: event.exitCode } : {}),
+          ...(exitReason ? { exitReason } : {}),
           observedAt: new Date(event.timeMs).toISOString(),
         },
         { correlationId: uid },

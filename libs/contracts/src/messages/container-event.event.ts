@@ -33,6 +33,11 @@ export class ContainerEventEvent {
   @IsInt()
   exitCode?: number;
 
+  /** Why it ended, for Died: Completed (exit 0), Error, or OOMKilled, as in the container's terminated state. */
+  @IsOptional()
+  @IsIn(['Completed', 'Error', 'OOMKilled'])
+  exitReason?: 'Completed' | 'Error' | 'OOMKilled';
+
   /** ISO 8601 time the runtime saw it. */
   @IsISO8601()
   observedAt: string;
