@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, ManagedProcess, waitFor } from './processes.js';
+
+/** Runs the docker CLI and throws, with its output, unless it exits 0. */
+async function docker(...args: string[]): Promise<string> {
+  const child = spawn('docker', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const code = await new Promise<number | null>((r) => child.once('close', r));
+  if (code !== 0) throw new Error(`docker ${args.join(' ')} exited with ${code}:\n${output}`);
+  return output;
+}
+
+/**
+ * A real image registry (Debian's `docker-registry`, distribution v2) on a free loopback
+ * port with its storage in a fresh directory. The engine treats 127.0.0.0/8 registries as
+ * insecure by default, so it pulls from this one over plain HTTP.
+ */
+export class Registry {
+  private constructor(
+    /** `127.0.0.1:<port>`, the registry part of an image reference. */
+    readonly host: string,
+    private readonly process: ManagedProcess,
+    private readonly dir: string,
+  ) {}
+
+  static async start(): Promise<Registry> {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'jetlet-registry-'));
+    const config = join(dir, 'config.yml');
+    writeFileSync(
+      config,
+      [
+        'version: 0.1',
+        'log:',
+        '  level: info',
+        'storage:',
+        '  filesystem:',
+        `    rootdirectory: ${join(dir, 'data')}`,
+        'http:',
+        `  addr: 127.0.0.1:${port}`,
+        '',
+      ].join('\n'),
+    );
+    const child = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = new ManagedProcess('docker-registry', child);
+    const host = `127.0.0.1:${port}`;
+    try {
+      await waitFor(
+        `the registry to answer GET http://${host}/v2/`,
+        async () => {
+          if (!proc.running) throw new Error(`docker-registry exited:\n${proc.tail()}`);
+          return (await fetch(`http://${host}/v2/`)).status === 200;
+        },
+        30_000,
+        200,
+      );
+    } catch (error) {
+      await proc.stop();
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
+    return new Registry(host, proc, dir);
+  }
+
+  /**
+   * Pushes a local image as `<host>/<repository>` and removes that local tag again, so a
+   * later use of the reference has to pull it from this registry. Returns the reference.
+   */
+  async push(localImage: string, repository: string): Promise<string> {
+    const reference = `${this.host}/${repository}`;
+    await docker('tag', localImage, reference);
+    try {
+      await docker('push', reference);
+    } finally {
+      await docker('rmi', reference);
+    }
+    return reference;
+  }
+
+  /** Lines of the registry's log (access log included) that match `pattern`. */
+  logLines(pattern: RegExp): string[] {
+    return this.process.output.filter((line) => pattern.test(line));
+  }
+
+  tail(lines = 20): string {
+    return this.process.tail(lines);
+  }
+
+  async stop(): Promise<void> {
+    await this.process.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
