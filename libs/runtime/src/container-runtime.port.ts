@@ -72,6 +72,8 @@ export interface ContainerConfig {
   nanoCpus?: number;
   /** CPU shares derived from requests.cpu (Kubernetes: milliCPU * 1024 / 1000, min 2). */
   cpuShares?: number;
+  /** Host files or directories bind-mounted into the container (the termination message file). */
+  mounts?: Array<{ hostPath: string; containerPath: string; readOnly?: boolean }>;
 }
 
 export interface RuntimeEvent {
@@ -108,6 +110,34 @@ export interface ContainerRuntime {
   /** All containers (running or not) whose labels include every given pair. */
   listContainers(labels: Record<string, string>): Promise<RuntimeContainer[]>;
   /** Container events whose labels include every given pair, until the signal aborts. */
-  events(labels: Record<string, string>, signal: AbortSignal): AsyncIterable<RuntimeEvent>;
+  /** `onSubscribed` runs once the engine is streaming, so a caller can relist without a gap. */
+  events(labels: Record<string, string>, signal: AbortSignal, onSubscribed?: () => void): AsyncIterable<RuntimeEvent>;
   logs(id: string, opts: { tailLines?: number; timestamps?: boolean }): Promise<string>;
+  /** Runs a command inside a running container; `timedOut` when it had not finished after `timeoutMs`. */
+  exec(id: string, command: string[], timeoutMs: number): Promise<ExecResult>;
+  /**
+   * A container's log as text, in chunks as the engine delivers them (stdout and stderr
+   * interleaved). With `follow` it goes on until the container stops; an abort of `signal`
+   * ends it quietly. A container the engine does not know fails with status code 404.
+   */
+  streamLogs(id: string, opts: LogStreamOptions, signal: AbortSignal): AsyncIterable<string>;
+}
+
+export interface ExecResult {
+  exitCode: number;
+  /** stdout and stderr, interleaved, at most 10 KiB. */
+  output: string;
+  timedOut: boolean;
+}
+
+/** What part of a container's log to read, as Kubernetes' PodLogOptions say it. */
+export interface LogStreamOptions {
+  /** Keep streaming new output until the container stops. */
+  follow?: boolean;
+  /** Only the last N lines (before following); all when undefined. */
+  tailLines?: number;
+  /** Only output of the last N seconds; all when undefined. */
+  sinceSeconds?: number;
+  /** Prefix each line with its RFC 3339 nanosecond time, as `kubectl logs --timestamps`. */
+  timestamps?: boolean;
 }

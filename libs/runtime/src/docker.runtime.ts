@@ -5,12 +5,15 @@ import type DockerModem from 'docker-modem';
 import type {
   ContainerConfig,
   ContainerRuntime,
+  ExecResult,
   RuntimeContainer,
   RuntimeContainerState,
   RuntimeEvent,
   RuntimeInfo,
   SandboxConfig,
+  LogStreamOptions,
 } from './container-runtime.port.js';
+import { LogFrameDemuxer } from './log-frames.js';
 import { runtimeMetrics } from '#observability';
 import { RuntimeError, statusCodeOf } from './runtime.errors.js';
 
@@ -319,6 +322,7 @@ export class DockerRuntime implements ContainerRuntime {
     if (config.memoryLimitBytes !== undefined) hostConfig.Memory = config.memoryLimitBytes;
     if (config.nanoCpus !== undefined) hostConfig.NanoCpus = config.nanoCpus;
     if (config.cpuShares !== undefined) hostConfig.CpuShares = config.cpuShares;
+    if (config.mounts?.length) hostConfig.Binds = config.mounts.map((m) => `${m.hostPath}:${m.containerPath}${m.readOnly ? ':ro' : ''}`);
 
     const options: Docker.ContainerCreateOptions = {
       name: config.name,
@@ -341,6 +345,7 @@ export class DockerRuntime implements ContainerRuntime {
   async startContainer(id: string): Promise<void> {
     try {
       call('container_start');
+      this.inspected.delete(id);
       await this.docker.getContainer(id).start();
     } catch (err) {
       if (statusCodeOf(err) === 304) return;
@@ -352,6 +357,7 @@ export class DockerRuntime implements ContainerRuntime {
     try {
       // The engine wants whole seconds; round up so the process never gets less grace than asked.
       call('container_stop');
+      this.inspected.delete(id);
       await this.docker.getContainer(id).stop({ t: Math.max(0, Math.ceil(graceSeconds)) });
     } catch (err) {
       const status = statusCodeOf(err);
@@ -391,7 +397,7 @@ export class DockerRuntime implements ContainerRuntime {
     return this.inspectListed(listed.map((c) => ({ id: c.Id, state: c.State })));
   }
 
-  async *events(labels: Record<string, string>, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+  async *events(labels: Record<string, string>, signal: AbortSignal, onSubscribed?: () => void): AsyncGenerator<RuntimeEvent> {
     if (signal.aborted) return;
     const what = `watch events with labels ${describeLabels(labels)}`;
     let source: NodeJS.ReadableStream;
@@ -407,6 +413,7 @@ export class DockerRuntime implements ContainerRuntime {
       throw this.wrap(err, what);
     }
     const stream = source instanceof Readable ? source : new Readable().wrap(source);
+    onSubscribed?.();
     const onAbort = (): void => {
       stream.destroy();
     };
@@ -465,6 +472,43 @@ export class DockerRuntime implements ContainerRuntime {
     return info.Config?.Tty ? data.toString('utf8') : demuxLogFrames(data);
   }
 
+  async exec(id: string, command: string[], timeoutMs: number): Promise<ExecResult> {
+    let exec: Docker.Exec;
+    let stream: NodeJS.ReadableStream;
+    try {
+      call('exec_create', 'exec_start');
+      exec = await this.docker.getContainer(id).exec({ Cmd: command, AttachStdout: true, AttachStderr: true, Tty: false });
+      stream = await exec.start({ hijack: true, stdin: false });
+    } catch (err) {
+      throw this.wrap(err, `exec in container ${id}`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finished = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      stream.on('data', (chunk: Buffer) => {
+        // Keep a little more than 10 KiB of frames: the output is cut to 10 KiB after demuxing.
+        if (size < 16 * 1024) chunks.push(chunk);
+        size += chunk.length;
+      });
+      stream.once('end', () => (clearTimeout(timer), resolve(true)));
+      stream.once('error', () => (clearTimeout(timer), resolve(true)));
+    });
+    if (!finished) {
+      // The process may go on inside the container, as with any runtime; the caller sees a timeout.
+      (stream as Readable).destroy?.();
+      return { exitCode: -1, output: '', timedOut: true };
+    }
+    const output = demuxLogFrames(Buffer.concat(chunks)).slice(0, 10 * 1024);
+    try {
+      call('exec_inspect');
+      const info = await exec.inspect();
+      return { exitCode: info.ExitCode ?? -1, output, timedOut: false };
+    } catch (err) {
+      throw this.wrap(err, `inspect exec in container ${id}`);
+    }
+  }
+
   /** Inspects by id or name; undefined when the engine does not know it. */
   private async inspectRaw(idOrName: string): Promise<DockerContainerJson | undefined> {
     try {
@@ -491,7 +535,8 @@ export class DockerRuntime implements ContainerRuntime {
         if (info === undefined) return undefined;
         const container = toRuntimeContainer(info);
         // Cache under the state the list saw only if the inspect agrees, so a move between the two calls is seen next time.
-        if (info.State.Status === state) this.inspected.set(id, { state, container });
+        // 'created' is not cached: a failed start leaves that state and only changes the exit code and error.
+        if (info.State.Status === state && state !== 'created') this.inspected.set(id, { state, container });
         return container;
       }),
     );
@@ -548,6 +593,74 @@ export class DockerRuntime implements ContainerRuntime {
     return new RuntimeError(`docker ${operation} failed: ${errorMessage(err)}`, {
       cause: err,
       statusCode: statusCodeOf(err),
+    });
+  }
+
+  async *streamLogs(id: string, opts: LogStreamOptions, signal: AbortSignal): AsyncGenerator<string> {
+    if (signal.aborted) return;
+    const what = `stream logs of container ${id}`;
+    const info = await this.inspectRaw(id);
+    if (info === undefined) throw new RuntimeError(`docker ${what} failed: no such container`, { statusCode: 404 });
+    const options: Record<string, unknown> = {
+      stdout: true,
+      stderr: true,
+      follow: opts.follow ?? false,
+      timestamps: opts.timestamps ?? false,
+      tail: opts.tailLines === undefined ? 'all' : String(Math.max(0, Math.floor(opts.tailLines))),
+    };
+    if (opts.sinceSeconds !== undefined) {
+      // The engine reads "seconds.fraction"; whole seconds would let up to a second too much through.
+      const sinceMs = Date.now() - opts.sinceSeconds * 1000;
+      options['since'] = `${Math.floor(sinceMs / 1000)}.${String(sinceMs % 1000).padStart(3, '0')}`;
+    }
+    let source: Readable;
+    try {
+      call('container_logs');
+      source = await this.openStream({
+        path: `/containers/${encodeURIComponent(id)}/logs?`,
+        method: 'GET',
+        options,
+        isStream: true,
+        statusCodes: { 200: true, 404: 'no such container', 500: 'server error' },
+      });
+    } catch (err) {
+      if (signal.aborted) return;
+      throw this.wrap(err, what);
+    }
+    const onAbort = (): void => {
+      source.destroy();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    const demuxer = info.Config?.Tty ? undefined : new LogFrameDemuxer();
+    const raw = new StringDecoder('utf8');
+    try {
+      if (signal.aborted) return;
+      for await (const chunk of source) {
+        const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+        const text = demuxer ? demuxer.push(bytes) : raw.write(bytes);
+        if (text !== '') yield text;
+      }
+      const rest = demuxer ? demuxer.end() : raw.end();
+      if (rest !== '') yield rest;
+    } catch (err) {
+      if (signal.aborted) return;
+      throw this.wrap(err, what);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      source.on('error', () => undefined);
+      source.destroy();
+    }
+  }
+
+  /** Opens an engine response as a stream, without reading it. */
+  private openStream(dialOptions: DockerModem.DialOptions): Promise<Readable> {
+    return new Promise<Readable>((resolve, reject) => {
+      this.docker.modem.dial(dialOptions, (err, result) => {
+        if (err) reject(err);
+        else if (result instanceof Readable) resolve(result);
+        else if (Buffer.isBuffer(result)) resolve(Readable.from([result]));
+        else reject(new Error('engine answered without a readable body'));
+      });
     });
   }
 }
