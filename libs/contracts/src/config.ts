@@ -1,5 +1,5 @@
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
-import { validateSync } from 'class-validator';
+import { getMetadataStorage, validateSync } from 'class-validator';
 import { flattenValidationErrors } from './validation.js';
 
 /** Thrown at boot with every bad environment variable, not just the first. */
@@ -13,7 +13,11 @@ export class ConfigError extends Error {
  * turns "10" into 10 where the property is a number.
  */
 export function loadConfig<T extends object>(cls: ClassConstructor<T>, env: NodeJS.ProcessEnv = process.env): T {
-  const known = Object.keys(new cls());
+  // Every validated property is a variable, optional ones without a default included.
+  const validated = getMetadataStorage()
+    .getTargetValidationMetadatas(cls, '', false, false)
+    .map((m) => m.propertyName);
+  const known = [...new Set([...Object.keys(new cls()), ...validated])];
   const plain = Object.fromEntries(known.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
   const config = Object.assign(new cls(), plainToInstance(cls, plain, { enableImplicitConversion: true }));
   const errors = validateSync(config);

@@ -82,6 +82,8 @@ const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
     },
   },
   NodeHeartbeat: { nodeName: 'node-1', renewTime: TIME, runningPods: 3 },
+  NodeEvent: { nodeName: 'node-1', eventType: 'Warning', reason: 'FailedStaticPod', message: 'web.yaml: spec.containers: Required value', observedAt: TIME },
+  MirrorPodUpdated: { pod: manifest() },
 };
 
 function envelopeOf(type: string, data: unknown, version = 1): Record<string, unknown> {
@@ -112,7 +114,7 @@ function causesOf(fn: () => unknown): FieldCause[] {
 describe('decodeEnvelope', () => {
   it('has a test payload for each of the 11 message types', () => {
     assert.deepEqual(Object.keys(PAYLOADS).sort(), Object.keys(MESSAGES).sort());
-    assert.equal(Object.keys(MESSAGES).length, 11);
+    assert.equal(Object.keys(MESSAGES).length, 13);
   });
 
   for (const type of Object.keys(MESSAGES) as MessageType[]) {

@@ -2,6 +2,8 @@ import type { ClassConstructor } from 'class-transformer';
 import { ContainerEventEvent } from './messages/container-event.event.js';
 import { NodeHeartbeatEvent } from './messages/node-heartbeat.event.js';
 import { NodeRegisteredEvent } from './messages/node-registered.event.js';
+import { MirrorPodUpdatedEvent } from './messages/mirror-pod-updated.event.js';
+import { NodeEventEvent } from './messages/node-event.event.js';
 import { PodAssignedEvent } from './messages/pod-assigned.event.js';
 import { PodCreatedEvent } from './messages/pod-created.event.js';
 import { PodDeletionRequestedEvent } from './messages/pod-deletion-requested.event.js';
@@ -24,6 +26,8 @@ export const MESSAGES = {
   PodEvent: { version: 1, data: PodEventEvent },
   NodeRegistered: { version: 1, data: NodeRegisteredEvent },
   NodeHeartbeat: { version: 1, data: NodeHeartbeatEvent },
+  NodeEvent: { version: 1, data: NodeEventEvent },
+  MirrorPodUpdated: { version: 1, data: MirrorPodUpdatedEvent },
 } as const satisfies Record<string, { version: number; data: ClassConstructor<object> }>;
 
 export type MessageType = keyof typeof MESSAGES;

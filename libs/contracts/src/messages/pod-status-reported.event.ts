@@ -3,6 +3,31 @@ import type { PodStatus } from '../pod/pod-status.model.js';
 
 const PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The parts of a status every reader relies on: a known phase, and lists where lists belong. */
+function isPodStatus(v: unknown): boolean {
+  if (!isObject(v) || !PHASES.includes(String(v.phase))) return false;
+  if (
+    v.conditions !== undefined &&
+    !(Array.isArray(v.conditions) && v.conditions.every((c) => isObject(c) && typeof c.type === 'string' && typeof c.status === 'string'))
+  )
+    return false;
+  if (v.containerStatuses === undefined) return true;
+  return (
+    Array.isArray(v.containerStatuses) &&
+    v.containerStatuses.every(
+      (s) =>
+        isObject(s) &&
+        typeof s.name === 'string' &&
+        isObject(s.state) &&
+        isObject(s.lastState) &&
+        typeof s.restartCount === 'number' &&
+        typeof s.ready === 'boolean',
+    )
+  );
+}
+
 /** What the agent observes of a pod. Writer: the agent of `nodeName`, on `podstatus.<node>.<uid>`. */
 export class PodStatusReportedEvent {
   @IsUUID()
@@ -21,8 +46,8 @@ export class PodStatusReportedEvent {
   @ValidateBy({
     name: 'isPodStatus',
     validator: {
-      validate: (v: unknown) => typeof v === 'object' && v !== null && PHASES.includes((v as { phase?: string }).phase ?? ''),
-      defaultMessage: () => `status must be an object whose phase is one of ${PHASES.join(', ')}`,
+      validate: isPodStatus,
+      defaultMessage: () => `status must be a PodStatus: phase one of ${PHASES.join(', ')}, conditions and containerStatuses lists of their shapes`,
     },
   })
   status: PodStatus;

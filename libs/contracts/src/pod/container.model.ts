@@ -2,6 +2,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import { IsQuantityMap } from './quantity.validator.js';
 import { DNS1123_LABEL } from './object-meta.model.js';
+import { Lifecycle, Probe } from './probe.model.js';
 
 /** An environment variable with a literal value (valueFrom is not supported yet). */
 export class EnvVar {
@@ -102,4 +103,35 @@ export class Container {
   @IsOptional()
   @IsIn(PULL_POLICIES)
   imagePullPolicy?: PullPolicy;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => Probe)
+  livenessProbe?: Probe;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => Probe)
+  readinessProbe?: Probe;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => Probe)
+  startupProbe?: Probe;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => Lifecycle)
+  lifecycle?: Lifecycle;
+
+  /** Where the container writes why it ended; defaults to /dev/termination-log. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^\//, { message: 'terminationMessagePath must be an absolute path' })
+  terminationMessagePath?: string;
+
+  /** File (default) or FallbackToLogsOnError: the log tail when the file is empty and the container failed. */
+  @IsOptional()
+  @IsIn(['File', 'FallbackToLogsOnError'])
+  terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
 }
