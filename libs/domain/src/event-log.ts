@@ -5,7 +5,7 @@ export interface KubeEvent {
   apiVersion: 'v1';
   kind: 'Event';
   metadata: { name: string; namespace: string; uid: string; resourceVersion: string; creationTimestamp: string };
-  involvedObject: { apiVersion: 'v1'; kind: 'Pod'; namespace: string; name: string; uid: string; fieldPath?: string };
+  involvedObject: { apiVersion: 'v1'; kind: 'Pod' | 'Node'; namespace: string; name: string; uid: string; fieldPath?: string };
   reason: string;
   message: string;
   type: 'Normal' | 'Warning';
@@ -22,9 +22,32 @@ export class EventLog {
   constructor(private readonly capacity: number) {}
 
   apply(envelope: AnyEnvelope, seq: number): void {
+    if (envelope.type === 'NodeEvent') {
+      const e = envelope.data;
+      this.push({
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: {
+          name: `${e.nodeName}.${seq.toString(16)}`,
+          namespace: 'default',
+          uid: envelope.id,
+          resourceVersion: String(seq),
+          creationTimestamp: e.observedAt,
+        },
+        involvedObject: { apiVersion: 'v1', kind: 'Node', namespace: '', name: e.nodeName, uid: e.nodeName },
+        reason: e.reason,
+        message: e.message,
+        type: e.eventType,
+        source: { component: 'jetlet', host: e.nodeName },
+        firstTimestamp: e.observedAt,
+        lastTimestamp: e.observedAt,
+        count: 1,
+      });
+      return;
+    }
     if (envelope.type !== 'PodEvent') return;
     const e = envelope.data;
-    this.items.push({
+    this.push({
       apiVersion: 'v1',
       kind: 'Event',
       // Kubernetes names events <object>.<unique hex>; the sequence makes it unique here.
@@ -44,6 +67,10 @@ export class EventLog {
       lastTimestamp: e.observedAt,
       count: 1,
     });
+  }
+
+  private push(event: KubeEvent): void {
+    this.items.push(event);
     if (this.items.length > this.capacity) this.items.splice(0, this.items.length - this.capacity);
   }
 

@@ -9,3 +9,5 @@ export * from './backoff.js';
 export * from './image-reference.js';
 export * from './patch.js';
 export * from './event-log.js';
+export * from './probe-tracker.js';
+export * from './logs.js';

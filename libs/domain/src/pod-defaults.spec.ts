@@ -42,8 +42,14 @@ describe('applyPodDefaults', () => {
       metadata: { name: 'web-0', namespace: 'default', labels: { app: 'web' } },
       spec: {
         containers: [
-          { name: 'app', image: 'nginx', imagePullPolicy: 'Always' },
-          { name: 'side', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent' },
+          { name: 'app', image: 'nginx', imagePullPolicy: 'Always', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' },
+          {
+            name: 'side',
+            image: 'busybox:1.36',
+            imagePullPolicy: 'IfNotPresent',
+            terminationMessagePath: '/dev/termination-log',
+            terminationMessagePolicy: 'File',
+          },
         ],
         restartPolicy: 'Always',
         terminationGracePeriodSeconds: 30,
@@ -109,5 +115,48 @@ describe('podSpecCauses', () => {
       { field: 'spec.containers[2].name', reason: 'FieldValueDuplicate', message: 'Duplicate value: "app"' },
       { field: 'spec.containers[3].name', reason: 'FieldValueDuplicate', message: 'Duplicate value: "app"' },
     ]);
+  });
+});
+
+describe('probe defaults and checks', () => {
+  const withProbe = (container: Record<string, unknown>): PodManifest => ({
+    metadata: { name: 'p' },
+    spec: { containers: [{ name: 'c', image: 'busybox:1', ...container }] },
+  });
+
+  it('applies Kubernetes probe defaults and the termination message defaults', () => {
+    const sut = applyPodDefaults(withProbe({ livenessProbe: { httpGet: { port: 8080 } } })).spec.containers[0];
+    assert.deepEqual(sut?.livenessProbe, {
+      httpGet: { port: 8080, path: '/', scheme: 'HTTP' },
+      initialDelaySeconds: 0,
+      periodSeconds: 10,
+      timeoutSeconds: 1,
+      successThreshold: 1,
+      failureThreshold: 3,
+    });
+    assert.equal(sut?.terminationMessagePath, '/dev/termination-log');
+    assert.equal(sut?.terminationMessagePolicy, 'File');
+    assert.equal(sut?.readinessProbe, undefined);
+  });
+
+  it('names a probe without a handler, one with two, a liveness successThreshold other than 1, and an unknown named port', () => {
+    const sut = podSpecCauses(
+      withProbe({
+        ports: [{ containerPort: 80, name: 'http' }],
+        livenessProbe: { successThreshold: 2, exec: { command: ['true'] } },
+        readinessProbe: {},
+        startupProbe: { exec: { command: ['true'] }, tcpSocket: { port: 80 } },
+        lifecycle: { preStop: { httpGet: { port: 'nope' } } },
+      }),
+    );
+    assert.deepEqual(
+      sut.map((c) => `${c.field}:${c.reason}`),
+      [
+        'spec.containers[0].readinessProbe:FieldValueRequired',
+        'spec.containers[0].startupProbe.tcpSocket:FieldValueForbidden',
+        'spec.containers[0].livenessProbe.successThreshold:FieldValueInvalid',
+        'spec.containers[0].lifecycle.preStop.httpGet.port:FieldValueInvalid',
+      ],
+    );
   });
 });

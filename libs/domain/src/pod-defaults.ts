@@ -1,4 +1,4 @@
-import type { Container, FieldCause, PodManifest, PullPolicy } from '#contracts';
+import type { Container, FieldCause, PodManifest, Probe, ProbeHandler, PullPolicy } from '#contracts';
 
 /** Kubernetes' default pull policy: Always for `:latest` or no tag, IfNotPresent otherwise (digests included). */
 export function defaultPullPolicy(image: string): PullPolicy {
@@ -9,12 +9,31 @@ export function defaultPullPolicy(image: string): PullPolicy {
   return lastSegment.slice(colon + 1) === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
-/** Fills in what Kubernetes defaults on create: restart policy, grace period, pull policies. */
+function defaultProbe(probe: Probe | undefined): Probe | undefined {
+  if (!probe) return undefined;
+  return {
+    ...probe,
+    ...(probe.httpGet ? { httpGet: { ...probe.httpGet, path: probe.httpGet.path ?? '/', scheme: probe.httpGet.scheme ?? 'HTTP' } } : {}),
+    initialDelaySeconds: probe.initialDelaySeconds ?? 0,
+    periodSeconds: probe.periodSeconds ?? 10,
+    timeoutSeconds: probe.timeoutSeconds ?? 1,
+    successThreshold: probe.successThreshold ?? 1,
+    failureThreshold: probe.failureThreshold ?? 3,
+  };
+}
+
+/** Fills in what Kubernetes defaults on create: restart policy, grace period, pull policies, probes, termination message. */
 export function applyPodDefaults(manifest: PodManifest): PodManifest {
-  const containers: Container[] = manifest.spec.containers.map((c) => ({
-    ...c,
-    imagePullPolicy: c.imagePullPolicy ?? defaultPullPolicy(c.image),
-  }));
+  const containers: Container[] = manifest.spec.containers.map((c) => {
+    const probes = { livenessProbe: defaultProbe(c.livenessProbe), readinessProbe: defaultProbe(c.readinessProbe), startupProbe: defaultProbe(c.startupProbe) };
+    return {
+      ...c,
+      imagePullPolicy: c.imagePullPolicy ?? defaultPullPolicy(c.image),
+      ...Object.fromEntries(Object.entries(probes).filter(([, p]) => p !== undefined)),
+      terminationMessagePath: c.terminationMessagePath ?? '/dev/termination-log',
+      terminationMessagePolicy: c.terminationMessagePolicy ?? 'File',
+    };
+  });
   return {
     ...manifest,
     apiVersion: 'v1',
@@ -28,13 +47,49 @@ export function applyPodDefaults(manifest: PodManifest): PodManifest {
   };
 }
 
-/** Spec-level checks class-validator cannot express: unique container names. */
+function handlerCauses(handler: ProbeHandler | undefined, field: string, causes: FieldCause[]): void {
+  if (!handler) return;
+  const kinds = (['exec', 'httpGet', 'tcpSocket'] as const).filter((k) => handler[k] !== undefined);
+  if (kinds.length === 0) causes.push({ field, reason: 'FieldValueRequired', message: 'must specify a handler type' });
+  if (kinds.length > 1)
+    causes.push({ field: `${field}.${kinds[1] ?? ''}`, reason: 'FieldValueForbidden', message: 'may not specify more than 1 handler type' });
+}
+
+/** A named probe or hook port must name one of the container's ports. */
+function portCauses(handler: ProbeHandler | undefined, field: string, container: Container, causes: FieldCause[]): void {
+  for (const kind of ['httpGet', 'tcpSocket'] as const) {
+    const port = handler?.[kind]?.port;
+    if (typeof port === 'string' && !(container.ports ?? []).some((p) => p.name === port)) {
+      causes.push({
+        field: `${field}.${kind}.port`,
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: "${port}": must be a port number or the name of one of the container's ports`,
+      });
+    }
+  }
+}
+
+/** Spec-level checks class-validator cannot express: unique container names, one handler per probe, thresholds. */
 export function podSpecCauses(manifest: PodManifest): FieldCause[] {
   const causes: FieldCause[] = [];
   const seen = new Set<string>();
   manifest.spec.containers.forEach((c, i) => {
-    if (seen.has(c.name)) causes.push({ field: `spec.containers[${i}].name`, reason: 'FieldValueDuplicate', message: `Duplicate value: "${c.name}"` });
+    const at = `spec.containers[${i}]`;
+    if (seen.has(c.name)) causes.push({ field: `${at}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: "${c.name}"` });
     seen.add(c.name);
+    for (const kind of ['livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
+      handlerCauses(c[kind], `${at}.${kind}`, causes);
+      portCauses(c[kind], `${at}.${kind}`, c, causes);
+    }
+    for (const kind of ['livenessProbe', 'startupProbe'] as const) {
+      const threshold = c[kind]?.successThreshold;
+      if (threshold !== undefined && threshold !== 1)
+        causes.push({ field: `${at}.${kind}.successThreshold`, reason: 'FieldValueInvalid', message: `Invalid value: ${threshold}: must be 1` });
+    }
+    for (const hook of ['postStart', 'preStop'] as const) {
+      handlerCauses(c.lifecycle?.[hook], `${at}.lifecycle.${hook}`, causes);
+      portCauses(c.lifecycle?.[hook], `${at}.lifecycle.${hook}`, c, causes);
+    }
   });
   return causes;
 }

@@ -10,7 +10,20 @@ export function containerName(pod: { namespace: string; name: string; uid: strin
   return `jetlet_${container}_${pod.name}_${pod.namespace}_${pod.uid}_${attempt}`;
 }
 
-/** A short hash of a container's spec: a different hash means the running container is outdated. */
+/** JSON with every object's keys sorted, so the same spec always hashes the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    return `{${Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** A short hash of a container's spec: a different hash means the running container is outdated. Key order does not matter. */
 export function containerSpecHash(container: Container): string {
-  return createHash('sha256').update(JSON.stringify(container)).digest('hex').slice(0, 12);
+  return createHash('sha256').update(canonical(container)).digest('hex').slice(0, 12);
 }

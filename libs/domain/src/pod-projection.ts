@@ -15,6 +15,8 @@ export interface PodRecord {
   status?: PodStatus;
   /** True once the pod is gone: deleted before binding, or its node confirmed removal. */
   removed: boolean;
+  /** A static pod's mirror: written by its node's agent, read-only through the API. */
+  mirror?: boolean;
 }
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -50,6 +52,29 @@ export class PodProjection {
         this.keyByUid.set(uid, key(namespace, record.name));
         return record;
       }
+      case 'MirrorPodUpdated': {
+        const pod = envelope.data.pod;
+        const namespace = pod.metadata.namespace ?? 'default';
+        const uid = pod.metadata.uid ?? envelope.correlationId;
+        const existing = this.byKey.get(key(namespace, pod.metadata.name));
+        // A pod of the API's own holds the name: the mirror cannot take it, as in Kubernetes.
+        if (existing && !existing.removed && !existing.mirror) return undefined;
+        const record: PodRecord = {
+          namespace,
+          name: pod.metadata.name,
+          uid,
+          manifest: pod,
+          subjectSeq: existing?.subjectSeq ?? 0,
+          resourceVersion: seq,
+          ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}),
+          ...(existing?.uid === uid && existing.status ? { status: existing.status } : {}),
+          removed: false,
+          mirror: true,
+        };
+        this.byKey.set(key(namespace, record.name), record);
+        this.keyByUid.set(uid, key(namespace, record.name));
+        return record;
+      }
       case 'PodUpdated': {
         const record = this.byUid(envelope.data.uid);
         if (!record) return undefined;
@@ -70,12 +95,14 @@ export class PodProjection {
         record.deletion = { timestamp: envelope.data.deletionTimestamp, gracePeriodSeconds: envelope.data.gracePeriodSeconds };
         record.subjectSeq = record.resourceVersion = seq;
         // A pod no node ever took has nothing to stop: it is gone at once, as in Kubernetes.
-        if (!record.nodeName) record.removed = true;
+        // A deleted mirror goes too; its static pod runs on, and its agent shows it again.
+        if (!record.nodeName || record.mirror) record.removed = true;
         return record;
       }
       case 'PodStatusReported': {
         const record = this.byUid(envelope.data.uid);
-        if (!record || record.removed) return undefined;
+        // Only the node the pod is bound to speaks for it.
+        if (!record || record.removed || (record.nodeName !== undefined && record.nodeName !== envelope.data.nodeName)) return undefined;
         record.status = envelope.data.status;
         record.resourceVersion = seq;
         if (envelope.data.removed) record.removed = true;

@@ -40,7 +40,7 @@ export function deathTimeMs(c: RuntimeContainer): number {
   return Date.parse(c.finishedAt ?? c.createdAt);
 }
 
-export function terminatedState(c: RuntimeContainer): ContainerState {
+export function terminatedState(c: RuntimeContainer, message?: string): ContainerState {
   const cannotRun = c.state === 'created';
   const exitCode = c.exitCode ?? (cannotRun ? 128 : 0);
   const reason = c.oomKilled ? 'OOMKilled' : cannotRun ? 'ContainerCannotRun' : exitCode === 0 ? 'Completed' : 'Error';
@@ -48,7 +48,7 @@ export function terminatedState(c: RuntimeContainer): ContainerState {
     terminated: {
       exitCode,
       reason,
-      ...(c.error ? { message: c.error } : {}),
+      ...(message ? { message } : c.error ? { message: c.error } : {}),
       ...(c.startedAt ? { startedAt: c.startedAt } : {}),
       ...(c.finishedAt ? { finishedAt: c.finishedAt } : {}),
       containerID: `docker://${c.id}`,
@@ -67,28 +67,36 @@ export interface StatusInput {
   waiting?: WaitingReasons;
   /** The pod is being deleted and its containers were stopped for good. */
   terminal?: boolean;
+  /** Probe results by container id: startup passed, readiness passed. */
+  probes?: Map<string, { started?: boolean; ready?: boolean }>;
+  /** Termination messages of dead containers, by container id. */
+  messages?: Map<string, string>;
 }
 
 function containerStatus(input: StatusInput, spec: Container): ContainerStatus {
   const [latest, previous] = attemptsOf(input.observed, spec.name);
   const base = { name: spec.name, image: spec.image, imageID: latest?.imageId ?? '', ready: false, restartCount: latest ? attemptOf(latest) : 0 };
-  const lastState: ContainerState = previous && isDead(previous) ? terminatedState(previous) : {};
+  const lastState: ContainerState = previous && isDead(previous) ? terminatedState(previous, input.messages?.get(previous.id)) : {};
   const pending = input.waiting?.get(spec.name);
   if (!latest || (latest.state !== 'running' && !isDead(latest))) {
     return { ...base, state: { waiting: pending ?? { reason: 'ContainerCreating' } }, lastState, started: false };
   }
   const containerID = `docker://${latest.id}`;
   if (latest.state === 'running') {
+    // A probe not yet run counts as its initial result: not started, not ready.
+    const probed = input.probes?.get(latest.id);
+    const started = spec.startupProbe ? (probed?.started ?? false) : true;
+    const ready = started && (spec.readinessProbe ? (probed?.ready ?? false) : true);
     return {
       ...base,
       containerID,
-      ready: true,
-      started: true,
+      ready,
+      started,
       state: { running: { ...(latest.startedAt ? { startedAt: latest.startedAt } : {}) } },
       lastState,
     };
   }
-  const terminated = terminatedState(latest);
+  const terminated = terminatedState(latest, input.messages?.get(latest.id));
   const policy = input.manifest.spec.restartPolicy ?? 'Always';
   if (!input.terminal && shouldRestart(policy, terminated.terminated?.exitCode ?? 0)) {
     if (pending) return { ...base, containerID, state: { waiting: pending }, lastState: terminated, started: false };

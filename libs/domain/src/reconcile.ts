@@ -34,9 +34,9 @@ export type Action =
       sandboxId: string;
       restart?: { key: string; deathMs: number; fresh?: boolean };
     }
-  | { kind: 'KillContainer'; pod: PodRef; containerId: string; containerName: string; graceSeconds: number; reason: 'SpecChanged' }
+  | { kind: 'KillContainer'; pod: DesiredPod; containerId: string; containerName: string; graceSeconds: number; reason: 'SpecChanged' }
   /** Stops every container of the pod, app containers first, the sandbox last; `remove` removes them too. */
-  | { kind: 'KillPod'; pod: PodRef; containerIds: string[]; sandboxIds: string[]; graceSeconds: number; reason: KillReason; remove: boolean }
+  | { kind: 'KillPod'; pod: PodRef | DesiredPod; containerIds: string[]; sandboxIds: string[]; graceSeconds: number; reason: KillReason; remove: boolean }
   /** The deleted pod's containers are all stopped: report its terminal status, then remove them. */
   | { kind: 'FinalizePod'; pod: DesiredPod; containerIds: string[] }
   | { kind: 'RemoveContainer'; pod: PodRef; containerId: string }
@@ -64,7 +64,7 @@ export interface Plan {
 
 const grace = (seconds: number): number => Math.max(MINIMUM_GRACE_SECONDS, seconds);
 
-function killAll(pod: PodRef, containers: RuntimeContainer[], graceSeconds: number, reason: KillReason, remove: boolean): Action {
+function killAll(pod: PodRef | DesiredPod, containers: RuntimeContainer[], graceSeconds: number, reason: KillReason, remove: boolean): Action {
   return {
     kind: 'KillPod',
     pod,
