@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { DNS1123_SUBDOMAIN } from '#contracts';
 
 /** The agent's configuration, from environment variables of the same names. */
@@ -11,7 +11,7 @@ export class AgentConfig {
   @IsString()
   NATS_URL: string = 'nats://127.0.0.1:4222';
 
-  /** Port of the agent's HTTP server (/healthz, /metrics); 0 picks a free one. */
+  /** Port of the agent's HTTP server (/healthz, /metrics, /pods, /runningpods, /containerLogs); 0 picks a free one. */
   @IsInt()
   @Min(0)
   @Max(65535)
@@ -21,10 +21,16 @@ export class AgentConfig {
   @IsIP()
   AGENT_ADDRESS: string = '127.0.0.1';
 
+  /** Bearer token the HTTP server asks for on everything but /healthz; unset = no authentication. */
+  @IsOptional()
+  @IsString()
+  AGENT_TOKEN?: string = undefined;
+
   /** The node's InternalIP (a pod's hostIP); detected when unset. */
   @IsOptional()
   @IsIP()
-  NODE_IP?: string;
+  // Initialised so it is an own property: loadConfig reads only the variables the class instance has.
+  NODE_IP?: string = undefined;
 
   @IsNumber()
   @Min(0.1)
@@ -51,6 +57,28 @@ export class AgentConfig {
   @IsInt()
   @Min(1)
   MAX_PODS: number = 110;
+
+  /** The agent's own files (termination message files of containers); bind-mount sources, so a host path. */
+  @IsString()
+  AGENT_ROOT_DIR: string = '/var/lib/jetlet';
+
+  /** A directory of static pod manifests (YAML or JSON); unset = none. */
+  @IsOptional()
+  @IsString()
+  STATIC_POD_PATH?: string;
+
+  /** A URL serving one static pod manifest, polled; unset = none. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  MANIFEST_URL?: string;
+
+  @IsNumber()
+  @Min(0.1)
+  FILE_CHECK_FREQUENCY_SECONDS: number = 20;
+
+  @IsNumber()
+  @Min(0.1)
+  HTTP_CHECK_FREQUENCY_SECONDS: number = 20;
 
   @IsIn(['docker'])
   RUNTIME: string = 'docker';

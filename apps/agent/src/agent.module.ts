@@ -6,7 +6,14 @@ import { AGENT_CONFIG, RUNTIME } from './agent.constants.js';
 import { AgentConfig } from './agent.config.js';
 import { DesiredStateService } from './desired/desired-state.service.js';
 import { EventRecorder } from './events/event-recorder.service.js';
+import { HandlerRunner } from './lifecycle/handler-runner.js';
+import { TerminationMessages } from './lifecycle/termination-messages.js';
+import { ProberService } from './probes/prober.service.js';
+import { StaticPodSource } from './static-pods/static-pod-source.service.js';
 import { AgentHttpController } from './http/agent-http.controller.js';
+import { ContainerLogs } from './logs/container-logs.service.js';
+import { LogResponder } from './logs/log-responder.service.js';
+import { PodStartTracker } from './status/pod-start-tracker.js';
 import { NodeService } from './node/node.service.js';
 import { PlegService } from './pleg/pleg.service.js';
 import { PodExecutor } from './reconcile/pod-executor.js';
@@ -31,9 +38,16 @@ const config = loadConfig(AgentConfig);
     NodeService,
     StatusReporter,
     EventRecorder,
+    HandlerRunner,
+    TerminationMessages,
+    ProberService,
+    StaticPodSource,
     PodExecutor,
     ReconcilerService,
     PlegService,
+    { provide: PodStartTracker, useFactory: () => new PodStartTracker() },
+    ContainerLogs,
+    LogResponder,
   ],
 })
 export class AgentModule {}

@@ -5,6 +5,7 @@ import type { DesiredPod } from '#domain';
 import { podRef } from '#observability';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
+import { PodStartTracker } from '../status/pod-start-tracker.js';
 
 type Listener = () => void;
 
@@ -17,12 +18,16 @@ type Listener = () => void;
 export class DesiredStateService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(DesiredStateService.name);
   private readonly pods = new Map<string, DesiredPod>();
+  private readonly staticPods = new Map<string, DesiredPod>();
+  /** The newest stream sequence applied per assignment subject (kept after a pod is forgotten). */
+  private readonly applied = new Map<string, number>();
   private readonly listeners = new Set<Listener>();
   private subscription?: Subscription;
 
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(BUS) private readonly bus: Bus,
+    private readonly starts: PodStartTracker,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -30,7 +35,13 @@ export class DesiredStateService implements OnModuleInit, OnModuleDestroy {
     this.subscription = await this.bus.consume(
       STREAMS.assign,
       { durable: `agent-${token(node)}`, filterSubject: SUBJECTS.nodeAssignments(node), from: 'last_per_subject', recreate: true },
-      (envelope) => this.apply(envelope),
+      (envelope, delivery) => {
+        // A redelivered or late message must not undo a newer one: an old PodAssigned after
+        // its tombstone would bring a deleted pod back.
+        if ((this.applied.get(delivery.subject) ?? 0) >= delivery.seq) return;
+        this.applied.set(delivery.subject, delivery.seq);
+        this.apply(envelope);
+      },
     );
   }
 
@@ -48,7 +59,28 @@ export class DesiredStateService implements OnModuleInit, OnModuleDestroy {
   }
 
   list(): DesiredPod[] {
-    return [...this.pods.values()];
+    return [...this.pods.values(), ...this.staticPods.values()];
+  }
+
+  /**
+   * Replaces the static pods (from manifest files or a URL). One that is no longer there
+   * turns terminating with its own grace, like a deleted pod, until its removal is reported.
+   */
+  setStatic(pods: DesiredPod[]): void {
+    const next = new Map(pods.map((p) => [p.uid, p]));
+    let changed = false;
+    for (const [uid, pod] of this.staticPods) {
+      if (next.has(uid) || pod.terminating) continue;
+      this.staticPods.set(uid, { ...pod, terminating: { graceSeconds: pod.manifest.spec.terminationGracePeriodSeconds ?? 30 } });
+      changed = true;
+    }
+    for (const [uid, pod] of next) {
+      if (this.staticPods.has(uid) && !this.staticPods.get(uid)?.terminating) continue;
+      this.staticPods.set(uid, pod);
+      this.starts.seen(uid);
+      changed = true;
+    }
+    if (changed) for (const listener of this.listeners) listener();
   }
 
   runningCount(): number {
@@ -70,6 +102,7 @@ export class DesiredStateService implements OnModuleInit, OnModuleDestroy {
           manifest: envelope.data.pod,
         };
         this.pods.set(pod.uid, pod);
+        this.starts.seen(pod.uid);
         this.logger.log(`assigned ${podRef(pod)}`);
         break;
       }
@@ -95,7 +128,7 @@ export class DesiredStateService implements OnModuleInit, OnModuleDestroy {
 
   /** Forgets a tombstoned pod once its removal is reported. */
   forget(uid: string): void {
-    const pod = this.pods.get(uid);
-    if (pod?.terminating) this.pods.delete(uid);
+    if (this.pods.get(uid)?.terminating) this.pods.delete(uid);
+    if (this.staticPods.get(uid)?.terminating) this.staticPods.delete(uid);
   }
 }

@@ -5,8 +5,11 @@ import { LABELS, type ContainerRuntime, type RuntimeEvent } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { ReconcilerService } from '../reconcile/reconciler.service.js';
+import { plegHealth } from './pleg-health.js';
 
 const REASONS: Record<string, ContainerEventReason> = { start: 'Started', die: 'Died', oom: 'OOMKilled' };
+/** How long a new event stream must stay open before it counts as connected. */
+const STREAM_SETTLE_MS = 1000;
 
 /**
  * The pod life-cycle event generator: Docker's event stream for this node's containers
@@ -41,17 +44,24 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
   private async watch(): Promise<void> {
     let delay = 250;
     while (!this.abort.signal.aborted) {
+      // The stream says nothing when it connects: one that has not failed for a while is up.
+      const settled = setTimeout(() => plegHealth.eventStreamUp(), STREAM_SETTLE_MS);
       try {
-        const events = this.runtime.events({ [LABELS.node]: this.config.NODE_NAME }, this.abort.signal);
-        this.reconciler.trigger(); // relist: anything missed while disconnected
+        // Relist once the stream is subscribed: anything that happened before is in the list, anything after in the stream.
+        const events = this.runtime.events({ [LABELS.node]: this.config.NODE_NAME }, this.abort.signal, () => this.reconciler.trigger());
         for await (const event of events) {
           delay = 250;
           this.lastSeenMs = Date.now();
-          await this.handle(event);
+          plegHealth.eventStreamUp();
+          // Not awaited: a slow bus must not hold up the event stream (publishes keep their order).
+          void this.handle(event);
         }
       } catch (error) {
         if (this.abort.signal.aborted) return;
+        plegHealth.eventStreamDown((error as Error).message);
         this.logger.warn(`runtime event stream broke: ${(error as Error).message}; reconnecting in ${delay} ms`);
+      } finally {
+        clearTimeout(settled);
       }
       if (this.abort.signal.aborted) return;
       await new Promise((resolve) => setTimeout(resolve, delay));
@@ -60,6 +70,8 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async handle(event: RuntimeEvent): Promise<void> {
+    // Every change of a container of this node is a reason to reconcile (a removal too).
+    this.reconciler.trigger();
     const reason = REASONS[event.action];
     if (!reason) return;
     // Docker sends 'oom' just before 'die': remember it so the death is reported as OOMKilled.
@@ -67,7 +79,6 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
     if (event.action === 'oom') this.oomKilled.add(event.containerId);
     if (event.action === 'die') this.oomKilled.delete(event.containerId);
     const exitReason = event.action !== 'die' ? undefined : oomKilled ? 'OOMKilled' : event.exitCode === 0 ? 'Completed' : 'Error';
-    this.reconciler.trigger();
     const labels = event.labels;
     const uid = labels[LABELS.podUid];
     if (labels[LABELS.kind] !== 'container' || !uid) return;

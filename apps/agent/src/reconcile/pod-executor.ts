@@ -6,6 +6,7 @@ import {
   containerSpecHash,
   cpuMillis,
   isValidImageReference,
+  MINIMUM_GRACE_SECONDS,
   memoryBytes,
   pullKey,
   sandboxName,
@@ -19,6 +20,8 @@ import { LABELS, type ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
+import { HandlerRunner } from '../lifecycle/handler-runner.js';
+import { TerminationMessages } from '../lifecycle/termination-messages.js';
 
 type Waker = (atMs: number) => void;
 
@@ -37,6 +40,8 @@ export class PodExecutor {
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(RUNTIME) private readonly runtime: ContainerRuntime,
     private readonly events: EventRecorder,
+    private readonly handlers: HandlerRunner,
+    private readonly messages: TerminationMessages,
   ) {
     this.pullBackoff = new BackoffBook({ baseMs: config.BACKOFF_BASE_SECONDS * 1000, capMs: config.BACKOFF_CAP_SECONDS * 1000 });
   }
@@ -58,25 +63,61 @@ export class PodExecutor {
         return this.startContainer(action.pod, action.container, action.attempt, action.sandboxId);
       case 'KillContainer':
         this.events.normal(action.pod, 'Killing', `Container ${action.containerName} definition changed, will be restarted`, action.containerName);
-        return this.runtime.stopContainer(action.containerId, action.graceSeconds);
+        return this.stopContainer(action.pod, action.containerName, action.containerId, action.graceSeconds);
       case 'KillPod':
         return this.killPod(action);
-      case 'RemoveContainer':
-        return this.runtime.removeContainer(action.containerId);
+      case 'RemoveContainer': {
+        const removed = await this.runtime.inspectContainer(action.containerId);
+        await this.runtime.removeContainer(action.containerId);
+        await this.messages.removeContainer(removed, action.containerId);
+        return;
+      }
     }
+  }
+
+  /**
+   * Stops one app container as the kubelet kills one: its preStop hook first, inside the
+   * grace period, then SIGTERM and SIGKILL with what is left of the grace (at least 2 s).
+   */
+  async stopContainer(pod: PodRef | DesiredPod, containerName: string | undefined, id: string, graceSeconds: number): Promise<void> {
+    const spec = 'manifest' in pod ? pod.manifest.spec.containers.find((c) => c.name === containerName) : undefined;
+    const preStop = spec?.lifecycle?.preStop;
+    let remaining = graceSeconds;
+    if (spec && preStop) {
+      const started = performance.now();
+      const podIP = await this.podIP(pod.uid);
+      const outcome = await this.handlers.run(preStop, { containerId: id, container: spec, ...(podIP ? { podIP } : {}) }, graceSeconds * 1000);
+      if (!outcome.ok) this.events.warning(pod, 'FailedPreStopHook', `PreStopHook failed: ${outcome.message}`, spec.name);
+      remaining = Math.max(MINIMUM_GRACE_SECONDS, graceSeconds - (performance.now() - started) / 1000);
+    }
+    await this.runtime.stopContainer(id, remaining);
+  }
+
+  /** The running sandbox's IP, for HTTP hooks. */
+  private async podIP(uid: string): Promise<string | undefined> {
+    const sandboxes = await this.runtime.listContainers({ [LABELS.podUid]: uid, [LABELS.kind]: 'sandbox' });
+    return sandboxes.find((s) => s.state === 'running')?.ip;
   }
 
   /** Stops app containers within the grace (SIGTERM, then SIGKILL), then the sandbox; removes them when asked. */
   private async killPod(action: Extract<Action, { kind: 'KillPod' }>): Promise<void> {
     this.logger.log(`killing ${podRef(action.pod)} (${action.reason}, grace ${action.graceSeconds}s)`);
     if (action.reason === 'Deleted') this.events.normal(action.pod, 'Killing', 'Stopping pod');
-    await Promise.all(action.containerIds.map((id) => this.runtime.stopContainer(id, action.graceSeconds)));
+    const hooks = 'manifest' in action.pod && action.pod.manifest.spec.containers.some((c) => c.lifecycle?.preStop);
+    await Promise.all(
+      action.containerIds.map(async (id) => {
+        // Only a pod with preStop hooks needs to know which container an id is.
+        const name = hooks ? (await this.runtime.inspectContainer(id))?.labels[LABELS.containerName] : undefined;
+        await this.stopContainer(action.pod, name, id, action.graceSeconds);
+      }),
+    );
     await Promise.all(action.sandboxIds.map((id) => this.runtime.stopContainer(id, action.graceSeconds)));
     if (action.remove) await this.removeAll(action.pod, [...action.containerIds, ...action.sandboxIds]);
   }
 
   async removeAll(pod: PodRef, ids: string[]): Promise<void> {
     await Promise.all(ids.map((id) => this.runtime.removeContainer(id)));
+    await this.messages.removePod(pod.uid, ids);
     this.waiting.delete(pod.uid);
     this.pullBackoff.forget(`${pod.uid}/`);
   }
@@ -185,7 +226,9 @@ export class PodExecutor {
     const requests = container.resources?.requests ?? {};
     let id: string;
     try {
+      const terminationMessage = await this.messages.prepare(pod, container, attempt);
       id = await this.runtime.createContainer(sandboxId, {
+        mounts: [terminationMessage],
         name: containerName(pod, container.name, attempt),
         image: container.image,
         ...(container.command ? { entrypoint: container.command } : {}),
@@ -217,6 +260,21 @@ export class PodExecutor {
     } catch (error) {
       this.setWaiting(pod, container.name, 'RunContainerError', (error as Error).message);
       this.events.warning(pod, 'Failed', `Error: ${(error as Error).message}`, container.name);
+      return;
     }
+    await this.postStart(pod, container, id, sandboxId);
+  }
+
+  /** The postStart hook; when it fails the container is killed, as the kubelet does, and restarts per policy. */
+  private async postStart(pod: DesiredPod, container: Container, id: string, sandboxId: string): Promise<void> {
+    const hook = container.lifecycle?.postStart;
+    if (!hook) return;
+    const podIP = (await this.runtime.inspectContainer(sandboxId))?.ip;
+    const grace = pod.manifest.spec.terminationGracePeriodSeconds ?? 30;
+    const outcome = await this.handlers.run(hook, { containerId: id, container, ...(podIP ? { podIP } : {}) }, grace * 1000);
+    if (outcome.ok) return;
+    this.events.warning(pod, 'FailedPostStartHook', `PostStartHook failed: ${outcome.message}`, container.name);
+    this.logger.warn(`${podRef(pod)} container ${container.name}: postStart hook failed: ${outcome.message}`);
+    await this.stopContainer(pod, container.name, id, grace);
   }
 }

@@ -1,14 +1,18 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { BackoffBook, computePodStatus, planReconcile, type Action, type DesiredPod } from '#domain';
+import type { Container } from '#contracts';
+import { BackoffBook, computePodStatus, isDead, planReconcile, type Action, type DesiredPod } from '#domain';
 import { podRef } from '#observability';
 import { LABELS, type ContainerRuntime, type RuntimeContainer } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { DesiredStateService } from '../desired/desired-state.service.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
+import { TerminationMessages } from '../lifecycle/termination-messages.js';
+import { ProberService } from '../probes/prober.service.js';
 import { NodeService } from '../node/node.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
 import { agentMetrics } from '../agent.metrics.js';
+import { relist } from '../pleg/pleg-health.js';
 import { PodExecutor } from './pod-executor.js';
 
 function groupByUid(observed: RuntimeContainer[]): Map<string, RuntimeContainer[]> {
@@ -30,6 +34,8 @@ function groupByUid(observed: RuntimeContainer[]): Map<string, RuntimeContainer[
 export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(ReconcilerService.name);
   private readonly workers = new Map<string, Promise<void>>();
+  /** Pods whose actions were skipped while their worker was busy. */
+  private readonly deferred = new Set<string>();
   private readonly backoff: BackoffBook;
   private dirty = false;
   private running?: Promise<void>;
@@ -47,6 +53,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     private readonly status: StatusReporter,
     private readonly node: NodeService,
     private readonly events: EventRecorder,
+    private readonly prober: ProberService,
+    private readonly messages: TerminationMessages,
   ) {
     this.backoff = new BackoffBook({ baseMs: config.BACKOFF_BASE_SECONDS * 1000, capMs: config.BACKOFF_CAP_SECONDS * 1000 });
   }
@@ -56,6 +64,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     this.logger.log(`desired state rebuilt: ${this.desired.list().length} pod(s) for ${this.config.NODE_NAME}`);
     this.desired.onChange(() => this.trigger());
     this.executor.onWake((atMs) => this.wakeAt(atMs));
+    this.prober.onResult(() => this.trigger());
     this.resync = setInterval(() => this.trigger(), this.config.RESYNC_SECONDS * 1000);
     this.trigger();
   }
@@ -85,7 +94,11 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
           end();
         }
       }
-    })().finally(() => (this.running = undefined));
+    })().finally(() => {
+      this.running = undefined;
+      // A trigger that came after the loop's last check must not wait for the next resync.
+      if (this.dirty) this.trigger();
+    });
   }
 
   /** A pass at `atMs` (the earliest asked for wins). */
@@ -96,7 +109,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private async pass(): Promise<void> {
-    const observed = await this.runtime.listContainers({ [LABELS.node]: this.config.NODE_NAME });
+    const observed = await relist(() => this.runtime.listContainers({ [LABELS.node]: this.config.NODE_NAME }));
     const desired = this.desired.list();
     const nowMs = Date.now();
     this.backoff.gc(nowMs);
@@ -109,14 +122,25 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       byPod.set(uid, [...(byPod.get(uid) ?? []), action]);
     }
     for (const [uid, actions] of byPod) {
-      if (this.workers.has(uid)) continue; // its worker re-triggers a pass when done
+      if (this.workers.has(uid)) {
+        // Its worker asks for a pass when done, so these actions are planned again then.
+        this.deferred.add(uid);
+        continue;
+      }
+      // Otherwise a finished worker asks for nothing: what it changed in Docker comes back as
+      // runtime events, and a pod waiting on a back-off has its wake-up. Re-planning after
+      // every worker would spin on a pod that cannot progress (a failing pull, a bad image).
       const work = this.runWorker(actions, byUid.get(uid) ?? []).finally(() => {
         this.workers.delete(uid);
-        this.trigger();
+        if (this.deferred.delete(uid)) this.trigger();
       });
       this.workers.set(uid, work);
     }
 
+    this.prober.sync(desired, byUid);
+    const specs = new Map<string, Container>(desired.flatMap((p) => p.manifest.spec.containers.map((c) => [`${p.uid}/${c.name}`, c] as const)));
+    const dead = observed.filter((c) => c.labels[LABELS.kind] === 'container' && isDead(c));
+    await this.messages.collect(specs, dead).catch((error: unknown) => this.logger.warn(`termination messages not read: ${(error as Error).message}`));
     await this.reportStatuses(desired, byUid, nowMs);
     if (plan.wakeAtMs !== undefined) this.wakeAt(plan.wakeAtMs);
     agentMetrics.runningPods.set(
@@ -164,6 +188,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       nowMs: Date.now(),
       backoff: this.backoff,
       terminal: true,
+      messages: await this.messages.collect(new Map(pod.manifest.spec.containers.map((c) => [`${pod.uid}/${c.name}`, c])), observed.filter(isDead)),
     });
     await this.status.report(pod, status);
     await this.executor.removeAll(pod, ids);
@@ -183,6 +208,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
             nowMs,
             backoff: this.backoff,
             ...(waiting ? { waiting } : {}),
+            probes: this.prober.results(),
+            messages: this.messages.known(),
           });
           for (const s of status.containerStatuses ?? []) {
             const before = this.status.previous(pod.uid)?.containerStatuses?.find((p) => p.name === s.name);

@@ -5,6 +5,7 @@ import type { PodRef } from '#domain';
 import { podRef } from '#observability';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
+import { PodStartTracker } from './pod-start-tracker.js';
 
 /** Publishes a pod's status when it changes, and the final "removed" report once. */
 @Injectable()
@@ -16,6 +17,7 @@ export class StatusReporter {
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(BUS) private readonly bus: Bus,
+    private readonly starts: PodStartTracker,
   ) {}
 
   /** The last status computed for a pod, reported or not. */
@@ -28,6 +30,7 @@ export class StatusReporter {
     // A stopped sandbox has no address any more; the pod keeps the IP it had, as in Kubernetes.
     if (!status.podIP && previous?.podIP) Object.assign(status, { podIP: previous.podIP, podIPs: previous.podIPs });
     this.lastStatus.set(pod.uid, status);
+    this.starts.statusComputed(pod.uid, status);
     const json = JSON.stringify(status);
     if (this.lastReported.get(pod.uid) === json) return;
     await this.publish(pod, status, false);
@@ -49,6 +52,7 @@ export class StatusReporter {
     }
     this.lastReported.set(pod.uid, 'removed');
     this.lastStatus.delete(pod.uid);
+    this.starts.forget(pod.uid);
   }
 
   private async publish(pod: PodRef, status: PodStatus, removed: boolean): Promise<void> {

@@ -1,0 +1,76 @@
+import { connect } from 'node:net';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Container, ProbeHandler } from '#contracts';
+import type { ContainerRuntime } from '#runtime';
+import { RUNTIME } from '../agent.constants.js';
+
+/** How one handler run went: success, and what it said (for events). */
+export interface HandlerOutcome {
+  ok: boolean;
+  message: string;
+}
+
+/** The port a handler names: a number, or the name of one of the container's ports. */
+export function resolvePort(port: number | string, container: Container): number | undefined {
+  if (typeof port === 'number') return port;
+  return container.ports?.find((p) => p.name === port)?.containerPort;
+}
+
+/**
+ * Runs probe and hook handlers as the kubelet does: exec inside the container, HTTP GET
+ * and TCP connect to the pod IP. Never throws; a failure is an outcome.
+ */
+@Injectable()
+export class HandlerRunner {
+  constructor(@Inject(RUNTIME) private readonly runtime: ContainerRuntime) {}
+
+  async run(handler: ProbeHandler, target: { containerId: string; podIP?: string; container: Container }, timeoutMs: number): Promise<HandlerOutcome> {
+    try {
+      if (handler.exec) {
+        const result = await this.runtime.exec(target.containerId, handler.exec.command, timeoutMs);
+        if (result.timedOut) return { ok: false, message: `command timed out after ${timeoutMs / 1000}s` };
+        return {
+          ok: result.exitCode === 0,
+          message: result.exitCode === 0 ? result.output : `command exited with ${result.exitCode}: ${result.output.trim()}`,
+        };
+      }
+      if (handler.httpGet) {
+        const port = resolvePort(handler.httpGet.port, target.container);
+        const host = handler.httpGet.host ?? target.podIP;
+        if (!port || !host) return { ok: false, message: `no ${port ? 'pod IP' : `port ${String(handler.httpGet.port)}`} to probe` };
+        const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${handler.httpGet.path ?? '/'}`;
+        const headers = Object.fromEntries((handler.httpGet.httpHeaders ?? []).map((h) => [h.name, h.value]));
+        const response = await fetch(url, {
+          headers: { 'user-agent': 'jetlet-probe/0.1', ...headers },
+          redirect: 'manual',
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        await response.body?.cancel();
+        const ok = response.status >= 200 && response.status < 400;
+        return { ok, message: ok ? `HTTP ${response.status}` : `HTTP probe failed with statuscode: ${response.status}` };
+      }
+      if (handler.tcpSocket) {
+        const port = resolvePort(handler.tcpSocket.port, target.container);
+        const host = handler.tcpSocket.host ?? target.podIP;
+        if (!port || !host) return { ok: false, message: `no ${port ? 'pod IP' : `port ${String(handler.tcpSocket.port)}`} to probe` };
+        return await tcpConnect(host, port, timeoutMs);
+      }
+      return { ok: false, message: 'no handler' };
+    } catch (error) {
+      return { ok: false, message: (error as Error).message };
+    }
+  }
+}
+
+function tcpConnect(host: string, port: number, timeoutMs: number): Promise<HandlerOutcome> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (outcome: HandlerOutcome): void => {
+      socket.destroy();
+      resolve(outcome);
+    };
+    socket.setTimeout(timeoutMs, () => done({ ok: false, message: `dial tcp ${host}:${port}: i/o timeout` }));
+    socket.once('connect', () => done({ ok: true, message: 'connected' }));
+    socket.once('error', (error) => done({ ok: false, message: `dial tcp ${host}:${port}: ${error.message}` }));
+  });
+}

@@ -1,0 +1,60 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { PlegHealth, plegProblem, type PlegState } from './pleg-health.js';
+
+const T0 = 1_700_000_000_000;
+
+function state(overrides: Partial<PlegState> = {}): PlegState {
+  return { startedMs: T0, lastRelistMs: T0, eventStream: { connected: true, sinceMs: T0 }, ...overrides };
+}
+
+describe('plegProblem', () => {
+  it('is healthy with a recent relist and a connected event stream', () => {
+    assert.equal(plegProblem(state(), T0 + 179_000), undefined);
+  });
+
+  it('reports a relist older than three minutes in the kubelet words', () => {
+    assert.equal(plegProblem(state(), T0 + 190_000), 'pleg was last seen active 3m10s ago; threshold is 3m0s');
+  });
+
+  it('counts from the start until the first relist', () => {
+    assert.equal(plegProblem(state({ lastRelistMs: undefined }), T0 + 60_000), undefined);
+    assert.match(plegProblem(state({ lastRelistMs: undefined }), T0 + 200_000) ?? '', /last seen active 3m20s ago/);
+  });
+
+  it('tolerates a short event stream outage and reports a longer one with its cause and the relist failure', () => {
+    const down = state({ relistError: 'connect ENOENT /x.sock', eventStream: { connected: false, sinceMs: T0, error: 'socket hang up' } });
+    assert.equal(plegProblem(down, T0 + 4_000), undefined);
+    assert.equal(plegProblem(down, T0 + 6_000), 'runtime event stream disconnected for 6s: socket hang up; last relist failed: connect ENOENT /x.sock');
+  });
+});
+
+describe('PlegHealth', () => {
+  it('records relists and event stream changes on its clock', async () => {
+    let now = T0;
+    const sut = new PlegHealth(() => now);
+    now += 1000;
+    assert.equal(await sut.relist(async () => 'listed'), 'listed');
+    assert.equal(sut.snapshot().lastRelistMs, T0 + 1000);
+
+    now += 1000;
+    await assert.rejects(
+      sut.relist(async () => Promise.reject(new Error('engine gone'))),
+      /engine gone/,
+    );
+    assert.equal(sut.snapshot().relistError, 'engine gone');
+    assert.equal(sut.snapshot().lastRelistMs, T0 + 1000, 'a failed relist is no sign of life');
+
+    sut.eventStreamUp();
+    now += 1000;
+    sut.eventStreamDown('first');
+    now += 1000;
+    sut.eventStreamDown('second');
+    assert.deepEqual(sut.snapshot().eventStream, { connected: false, sinceMs: T0 + 3000, error: 'second' }, 'down since the first failure');
+    now += 10_000;
+    assert.match(sut.problem() ?? '', /^runtime event stream disconnected for 11s: second; last relist failed: engine gone$/);
+    await sut.relist(async () => undefined);
+    sut.eventStreamUp();
+    assert.equal(sut.problem(), undefined);
+  });
+});
