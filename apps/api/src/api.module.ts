@@ -10,13 +10,15 @@ import { EventsController } from './events/events.controller.js';
 import { NodesController } from './nodes/nodes.controller.js';
 import { PodsController } from './pods/pods.controller.js';
 import { PodsService } from './pods/pods.service.js';
+import { PodLogsController } from './pods/pod-logs.controller.js';
+import { PodLogsService } from './pods/pod-logs.service.js';
 import { ProjectionService } from './projection/projection.service.js';
 
 const config = loadConfig(ApiConfig);
 
 @Module({
   imports: [BusModule.forRoot(() => ({ servers: config.NATS_URL, name: 'jetlet-api', source: { component: 'api' } }))],
-  controllers: [DiscoveryController, PodsController, NodesController, EventsController],
-  providers: [{ provide: API_CONFIG, useValue: config }, { provide: APP_FILTER, useClass: KubeStatusFilter }, ProjectionService, PodsService],
+  controllers: [DiscoveryController, PodsController, PodLogsController, NodesController, EventsController],
+  providers: [{ provide: API_CONFIG, useValue: config }, { provide: APP_FILTER, useClass: KubeStatusFilter }, ProjectionService, PodsService, PodLogsService],
 })
 export class ApiModule {}

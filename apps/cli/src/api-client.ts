@@ -24,11 +24,7 @@ export class ApiClient {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (error) {
-      throw new ApiError(
-        0,
-        'ServiceUnavailable',
-        `cannot reach the jetlet API at ${this.server}: ${error instanceof Error && error.cause instanceof Error ? error.cause.message : (error as Error).message}`,
-      );
+      throw this.unreachable(error);
     }
     const text = await response.text();
     const json = text ? (JSON.parse(text) as unknown) : undefined;
@@ -37,5 +33,42 @@ export class ApiClient {
       throw new ApiError(response.status, status?.reason ?? 'Unknown', status?.message ?? text, status?.details?.causes ?? []);
     }
     return json as T;
+  }
+
+  /** GETs `path` and copies the body to `out` as it arrives (a followed log); a failure answer throws ApiError. */
+  async stream(path: string, out: NodeJS.WritableStream): Promise<void> {
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.server));
+    } catch (error) {
+      throw this.unreachable(error);
+    }
+    if (!response.ok) {
+      const text = await response.text();
+      let status: { reason?: string; message?: string } | undefined;
+      try {
+        status = JSON.parse(text) as typeof status;
+      } catch {
+        status = undefined;
+      }
+      throw new ApiError(response.status, status?.reason ?? 'Unknown', status?.message ?? text);
+    }
+    if (!response.body) return;
+    const decoder = new TextDecoder();
+    const reader = response.body.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      const text = decoder.decode(read.value as Uint8Array, { stream: true });
+      if (text !== '' && !out.write(text)) await new Promise((resolve) => out.once('drain', resolve));
+    }
+    const rest = decoder.decode();
+    if (rest !== '') out.write(rest);
+  }
+
+  private unreachable(error: unknown): ApiError {
+    return new ApiError(
+      0,
+      'ServiceUnavailable',
+      `cannot reach the jetlet API at ${this.server}: ${error instanceof Error && error.cause instanceof Error ? error.cause.message : (error as Error).message}`,
+    );
   }
 }

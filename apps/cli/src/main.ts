@@ -14,6 +14,7 @@ Usage:
   jetctl get pod NAME [-n NS] [-o json|yaml]
   jetctl get nodes [-o wide|json|yaml]
   jetctl delete pod NAME [-n NS] [--grace-period N]
+  jetctl logs POD [-c CONTAINER] [-f] [-p|--previous] [--tail N] [--timestamps] [--since 5m] [-n NS]
 
 Flags:
   --server URL   the API (default $JETLET_SERVER or http://127.0.0.1:8001)
@@ -24,7 +25,22 @@ interface Args {
   flags: Map<string, string | true>;
 }
 
-const VALUE_FLAGS = new Set(['-f', '--filename', '-n', '--namespace', '-o', '--output', '--server', '--grace-period']);
+const VALUE_FLAGS = new Set([
+  '-f',
+  '--filename',
+  '-n',
+  '--namespace',
+  '-o',
+  '--output',
+  '--server',
+  '--grace-period',
+  '-c',
+  '--container',
+  '--tail',
+  '--since',
+]);
+/** Flags that take no value for some commands: `-f` is apply's file but logs' --follow, as in kubectl. */
+const BOOLEAN_FOR: Record<string, Set<string>> = { logs: new Set(['-f']) };
 
 function parseArgs(argv: string[]): Args {
   const positional: string[] = [];
@@ -33,7 +49,7 @@ function parseArgs(argv: string[]): Args {
     const arg = argv[i];
     const eq = arg.indexOf('=');
     if (arg.startsWith('-') && eq > 0) flags.set(arg.slice(0, eq), arg.slice(eq + 1));
-    else if (VALUE_FLAGS.has(arg)) {
+    else if (VALUE_FLAGS.has(arg) && !BOOLEAN_FOR[positional[0] ?? '']?.has(arg)) {
       const value = argv[++i];
       if (value === undefined) throw new UsageError(`flag ${arg} needs a value`);
       flags.set(arg, value);
@@ -173,6 +189,45 @@ async function remove(client: ApiClient, args: Args): Promise<void> {
   console.log(`pod "${name}" deleted`);
 }
 
+/** A boolean flag: set bare, or `--flag=true`; `--flag=false` is off. */
+function on(args: Args, ...names: string[]): boolean {
+  return names.some((n) => {
+    const v = args.flags.get(n);
+    return v === true || (typeof v === 'string' && v !== 'false' && v !== '0');
+  });
+}
+
+/** A Go duration as kubectl's --since takes it (1h30m, 5m, 20s) in whole seconds. */
+function durationSeconds(text: string): number {
+  const match = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text);
+  if (!match || text === '') throw new UsageError(`invalid duration "${text}" for --since (examples: 20s, 5m, 1h30m)`);
+  return Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0);
+}
+
+/** Prints a container's log through the API; with -f it follows until the container stops or jetctl is interrupted. */
+async function logs(client: ApiClient, args: Args): Promise<void> {
+  const [, name] = args.positional;
+  if (!name) throw new UsageError('usage: jetctl logs POD [-c CONTAINER] [-f] [-p|--previous] [--tail N] [--timestamps] [--since 5m] [-n NS]');
+  const namespace = flag(args, '-n', '--namespace') ?? 'default';
+  const query = new URLSearchParams();
+  const container = flag(args, '-c', '--container');
+  if (container) query.set('container', container);
+  if (on(args, '-f', '--follow')) query.set('follow', 'true');
+  if (on(args, '-p', '--previous')) query.set('previous', 'true');
+  if (on(args, '--timestamps')) query.set('timestamps', 'true');
+  const tail = flag(args, '--tail');
+  if (tail !== undefined) {
+    const lines = Number(tail);
+    if (!Number.isInteger(lines)) throw new UsageError(`--tail needs a whole number, got "${tail}"`);
+    // As kubectl: a negative --tail means the whole log.
+    if (lines >= 0) query.set('tailLines', String(lines));
+  }
+  const since = flag(args, '--since');
+  if (since !== undefined) query.set('sinceSeconds', String(Math.max(1, durationSeconds(since))));
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/log`;
+  await client.stream(query.size > 0 ? `${path}?${query.toString()}` : path, process.stdout);
+}
+
 async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv);
   const command = args.positional[0];
@@ -190,6 +245,9 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'delete':
       await remove(client, args);
+      return 0;
+    case 'logs':
+      await logs(client, args);
       return 0;
     default:
       throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);

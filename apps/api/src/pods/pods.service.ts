@@ -62,10 +62,12 @@ export class PodsService {
       if (previous && !previous.removed) throw KubeStatusException.alreadyExists('pods', name);
       const uid = randomUUID();
       const { status: _ignored, ...accepted } = applyPodDefaults(manifest);
+      // Fields the server owns are never taken from the client, as in Kubernetes.
+      const { resourceVersion: _rv, deletionTimestamp: _dt, deletionGracePeriodSeconds: _dg, generation: _g, ...clientMeta } = manifest.metadata;
       const pod: PodManifest = {
         ...accepted,
         metadata: {
-          ...manifest.metadata,
+          ...clientMeta,
           namespace,
           uid,
           creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
@@ -101,6 +103,13 @@ export class PodsService {
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
       const record = this.projection.pods.get(namespace, name);
       if (!record) throw KubeStatusException.notFound('pods', name);
+      if (record.mirror)
+        throw new KubeStatusException(
+          403,
+          'Forbidden',
+          `pods "${name}" is forbidden: a mirror pod shows a static pod of node ${record.nodeName ?? ''}; change its manifest on the node`,
+          { name, kind: 'pods' },
+        );
       const current = podView(record);
       const { status: _status, ...currentObject } = current;
       const proposed = mode === 'replace' ? body : mode === 'merge' ? mergePatch(currentObject, body) : strategicMergePatch(currentObject, body);
@@ -173,6 +182,8 @@ export class PodsService {
           { correlationId: record.uid, expectedLastSubjectSequence: record.subjectSeq },
         );
         this.logger.log(`deletion of ${podRef(record)} requested (grace ${grace}s)`);
+        // A static pod runs on: tell its agent, which shows the mirror again.
+        if (record.mirror && record.nodeName) this.bus.nc.publish(SUBJECTS.mirrorDeleted(record.nodeName), JSON.stringify({ uid: record.uid }));
         await this.projection.waitForPods(seq, this.config.WRITE_TIMEOUT_SECONDS * 1000);
         return podView(record);
       } catch (error) {

@@ -21,6 +21,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   private readonly nodes = new NodeTable();
   private readonly assignments = new Map<string, AssignmentState>();
   private readonly unschedulable = new Map<string, string>();
+  /** Pods their node let go of, by uid, with the node: their assignment subjects can go. */
+  private readonly purgeable = new Map<string, string>();
   private subscriptions: Subscription[] = [];
   private ready = false;
   private dirty = false;
@@ -38,10 +40,14 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       this.trigger();
     };
     this.subscriptions = await Promise.all([
+      // The whole pods stream: status reports say when a node let a pod go, mirrors take room on their node.
       this.bus.follow(
         STREAMS.pods,
-        { filterSubject: SUBJECTS.allPods, from: 'all' },
-        onMessage((e, s) => this.pods.apply(e, s)),
+        { filterSubject: '>', from: 'all' },
+        onMessage((e, s) => {
+          const record = this.pods.apply(e, s);
+          if (e.type === 'PodStatusReported' && e.data.removed && record?.removed) this.purgeable.set(record.uid, e.data.nodeName);
+        }),
       ),
       this.bus.follow(
         STREAMS.nodes,
@@ -91,7 +97,10 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
           this.logger.error(`scheduling pass failed: ${(error as Error).stack ?? String(error)}`);
         }
       }
-    })().finally(() => (this.running = undefined));
+    })().finally(() => {
+      this.running = undefined;
+      if (this.dirty) this.trigger();
+    });
   }
 
   private candidates(): NodeCandidate[] {
@@ -109,17 +118,42 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private async pass(): Promise<void> {
+    const candidates = this.candidates();
     for (const pod of this.pods.list()) {
-      const sent = this.assignments.get(pod.uid);
-      const generation = pod.manifest.metadata.generation ?? 1;
-      if (!pod.nodeName && !pod.deletion) await this.schedule(pod);
-      else if (pod.nodeName && !pod.deletion && (sent?.kind !== 'assigned' || sent.generation < generation)) await this.assign(pod, pod.nodeName);
-      else if (pod.nodeName && pod.deletion && sent?.kind !== 'unassigned') await this.unassign(pod, pod.nodeName);
+      // A mirror's static pod runs from its node's own files: no scheduling, no node work.
+      if (pod.mirror) continue;
+      try {
+        const sent = this.assignments.get(pod.uid);
+        const generation = pod.manifest.metadata.generation ?? 1;
+        if (!pod.nodeName && !pod.deletion) await this.schedule(pod, candidates);
+        else if (pod.nodeName && !pod.deletion && (sent?.kind !== 'assigned' || sent.generation < generation)) await this.assign(pod, pod.nodeName);
+        else if (pod.nodeName && pod.deletion && sent?.kind !== 'unassigned') await this.unassign(pod, pod.nodeName);
+      } catch (error) {
+        // One pod's trouble never holds up the others.
+        this.logger.error(`${podRef(pod)}: ${(error as Error).message}`);
+      }
+    }
+    await this.purgeTombstones();
+  }
+
+  /**
+   * Once a node has let a pod go, its assignment subject is purged: the tombstone did its
+   * work, and an agent's rebuild keeps costing what the node runs now, not what it ever ran.
+   */
+  private async purgeTombstones(): Promise<void> {
+    for (const [uid, node] of this.purgeable) {
+      try {
+        await this.bus.purgeSubject(STREAMS.assign, SUBJECTS.assignment(node, uid));
+        this.assignments.delete(uid);
+        this.purgeable.delete(uid);
+      } catch (error) {
+        this.logger.warn(`assignment of ${uid} on ${node} not purged: ${(error as Error).message}`);
+      }
     }
   }
 
-  private async schedule(pod: PodRecord): Promise<void> {
-    const placement = pickNode(pod.manifest.spec.nodeSelector, this.candidates());
+  private async schedule(pod: PodRecord, candidates: NodeCandidate[]): Promise<void> {
+    const placement = pickNode(pod.manifest.spec.nodeSelector, candidates);
     if (placement.node === undefined) {
       if (this.unschedulable.get(pod.uid) !== placement.message) this.logger.log(`${podRef(pod)} unschedulable: ${placement.message}`);
       this.unschedulable.set(pod.uid, placement.message);
@@ -136,6 +170,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       // Fold our own write now so the next decision in this pass counts it.
       pod.nodeName = placement.node;
       pod.subjectSeq = Math.max(pod.subjectSeq, seq);
+      const chosen = candidates.find((c) => c.name === placement.node);
+      if (chosen) chosen.pods++;
       this.logger.log(`bound ${podRef(pod)} to ${placement.node}`);
       await this.assign(pod, placement.node);
     } catch (error) {
