@@ -45,7 +45,7 @@ up() {
   fi
   start_app api NATS_URL="$NATS_URL" API_PORT="$API_PORT"
   start_app scheduler NATS_URL="$NATS_URL"
-  start_app agent NATS_URL="$NATS_URL" NODE_NAME="$NODE_NAME"
+  start_app agent NATS_URL="$NATS_URL" NODE_NAME="$NODE_NAME" AGENT_ROOT_DIR="$JETLET_STATE/agent"
   wait_http "http://127.0.0.1:$API_PORT/version" "the API"
   for _ in $(seq 1 100); do
     curl -fsS "http://127.0.0.1:$API_PORT/api/v1/nodes/$NODE_NAME" 2>/dev/null | grep -q '"KubeletReady"' && break

@@ -78,23 +78,31 @@ ensure_nats() {
   return 1
 }
 
-# The images every pod needs: the pause sandbox and a busybox for workloads, built from local files.
+# image_current TAG DIGEST: the image exists and was built from the files with this digest.
+image_current() {
+  [ "$(docker image inspect -f '{{index .Config.Labels "io.jetlet.build"}}' "$1" 2>/dev/null)" = "$2" ]
+}
+
+# The images every pod needs: the pause sandbox and a busybox for workloads, built from local
+# files, and rebuilt when those files change.
 ensure_images() {
-  local ctx
-  if ! docker image inspect jetlet/pause:1.0 >/dev/null 2>&1; then
+  local ctx pause_digest busybox_digest
+  pause_digest=$(cat "$JETLET_ROOT/images/pause/pause.c" "$JETLET_ROOT/images/pause/Dockerfile" | sha256sum | cut -c1-16)
+  busybox_digest=$(cat /usr/bin/busybox "$JETLET_ROOT/images/busybox/Dockerfile" | sha256sum | cut -c1-16)
+  if ! image_current jetlet/pause:1.0 "$pause_digest"; then
     log "building jetlet/pause:1.0"
     ctx=$(mktemp -d)
     gcc -static -Os -o "$ctx/pause" "$JETLET_ROOT/images/pause/pause.c"
     cp "$JETLET_ROOT/images/pause/Dockerfile" "$ctx/"
-    DOCKER_BUILDKIT=0 docker build -q -t jetlet/pause:1.0 "$ctx" >/dev/null
+    DOCKER_BUILDKIT=0 docker build -q --label "io.jetlet.build=$pause_digest" -t jetlet/pause:1.0 "$ctx" >/dev/null
     rm -rf "$ctx"
   fi
-  if ! docker image inspect jetlet/busybox:1.35 >/dev/null 2>&1; then
+  if ! image_current jetlet/busybox:1.35 "$busybox_digest"; then
     log "building jetlet/busybox:1.35"
     ctx=$(mktemp -d)
     cp /usr/bin/busybox "$ctx/busybox"
     cp "$JETLET_ROOT/images/busybox/Dockerfile" "$ctx/"
-    DOCKER_BUILDKIT=0 docker build -q -t jetlet/busybox:1.35 "$ctx" >/dev/null
+    DOCKER_BUILDKIT=0 docker build -q --label "io.jetlet.build=$busybox_digest" -t jetlet/busybox:1.35 "$ctx" >/dev/null
     rm -rf "$ctx"
   fi
 }

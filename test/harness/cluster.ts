@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import type { Pod } from '#contracts';
@@ -35,7 +37,7 @@ export interface HttpResult<T> {
  */
 export class Cluster {
   readonly docker = new Docker();
-  readonly agents = new Map<string, { process: ManagedProcess; port: number }>();
+  readonly agents = new Map<string, { process: ManagedProcess; port: number; rootDir: string }>();
   private constructor(
     readonly nats: NatsServer,
     public api: ManagedProcess,
@@ -48,7 +50,14 @@ export class Cluster {
     const apiPort = await freePort();
     const api = startApp('api', 'api', { NATS_URL: nats.url, API_PORT: String(apiPort) });
     const scheduler = startApp('scheduler', 'scheduler', { NATS_URL: nats.url, ...FAST });
-    await Promise.all([api.waitForLine(/API serving on/), scheduler.waitForLine(/scheduler running/)]);
+    try {
+      await Promise.all([api.waitForLine(/API serving on/), scheduler.waitForLine(/scheduler running/)]);
+    } catch (error) {
+      // A cluster that never came up is not handed to the test, so it is stopped here.
+      await Promise.all([api.stop(), scheduler.stop()]);
+      await nats.stop();
+      throw error;
+    }
     return new Cluster(nats, api, `http://127.0.0.1:${apiPort}`, scheduler);
   }
 
@@ -62,8 +71,17 @@ export class Cluster {
   /** Starts (or restarts) the agent of `node` and waits until its sync loop runs. */
   async startAgent(node: string, env: Record<string, string> = {}): Promise<ManagedProcess> {
     const port = this.agents.get(node)?.port ?? (await freePort());
-    const agent = startApp('agent', `agent ${node}`, { NATS_URL: this.nats.url, NODE_NAME: node, AGENT_PORT: String(port), ...FAST, ...env });
-    this.agents.set(node, { process: agent, port });
+    // Each node keeps its files in a directory of its own, kept across restarts of its agent.
+    const rootDir = this.agents.get(node)?.rootDir ?? mkdtempSync(join(tmpdir(), `jetlet-${node}-`));
+    const agent = startApp('agent', `agent ${node}`, {
+      NATS_URL: this.nats.url,
+      NODE_NAME: node,
+      AGENT_PORT: String(port),
+      AGENT_ROOT_DIR: rootDir,
+      ...FAST,
+      ...env,
+    });
+    this.agents.set(node, { process: agent, port, rootDir });
     await agent.waitForLine(/desired state rebuilt/);
     return agent;
   }
@@ -139,6 +157,7 @@ export class Cluster {
           .remove({ force: true })
           .catch(() => undefined);
     }
+    for (const agent of this.agents.values()) rmSync(agent.rootDir, { recursive: true, force: true });
     await this.nats.stop();
   }
 

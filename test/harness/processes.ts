@@ -100,7 +100,13 @@ export class NatsServer {
     const dataDir = mkdtempSync(join(tmpdir(), 'jetlet-nats-'));
     const child = spawn('nats-server', ['-js', '-sd', dataDir, '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
     const proc = new ManagedProcess('nats-server', child);
-    await proc.waitForLine(/Server is ready/);
+    try {
+      await proc.waitForLine(/Server is ready/);
+    } catch (error) {
+      await proc.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      throw error;
+    }
     return new NatsServer(`nats://127.0.0.1:${port}`, proc, dataDir);
   }
 

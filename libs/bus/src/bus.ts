@@ -19,6 +19,7 @@ import {
   decodeEnvelope,
   MESSAGES,
   STREAM_DEFINITIONS,
+  subjectNodeMismatch,
   type AnyEnvelope,
   type Envelope,
   type MessageData,
@@ -183,6 +184,11 @@ export class Bus {
     }
   }
 
+  /** Removes every message on one subject (its single writer's clean-up). */
+  async purgeSubject(stream: string, subject: string): Promise<void> {
+    await this.jsm.streams.purge(stream, { filter: subject });
+  }
+
   /** Sequence of the newest message on `subject`, 0 when it has none. */
   async lastSubjectSequence(stream: string, subject: string): Promise<number> {
     const msg = await this.jsm.streams.getMessage(stream, { last_by_subj: subject });
@@ -252,6 +258,8 @@ export class Bus {
       let envelope: AnyEnvelope;
       try {
         envelope = decodeEnvelope(m.data);
+        const mismatch = subjectNodeMismatch(m.subject, envelope);
+        if (mismatch) throw new ContractValidationError(envelope.type, [{ field: 'data.nodeName', reason: 'FieldValueForbidden', message: mismatch }]);
       } catch (error) {
         busMetrics.terminated.inc({ stream, consumer: consumerName });
         const why = error instanceof ContractValidationError ? error.message : String(error);
