@@ -87,6 +87,15 @@ describe('the agent: recovery and ownership', () => {
       [],
       'every container runs',
     );
+    // What ran at the SIGKILL runs on: the restarted agent adopted it instead of starting over.
+    const ids = new Set(containers.map((c) => c.Id));
+    const runningAtKill = atKill.filter((c) => c.State === 'running');
+    assert.ok(runningAtKill.length >= 5);
+    assert.deepEqual(
+      runningAtKill.filter((c) => !ids.has(c.Id)).map((c) => c.Names[0]),
+      [],
+      'containers running at the SIGKILL were kept',
+    );
     const { body } = await cluster.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${namespace}/pods`);
     assert.equal(body.items.length, 20);
     for (const pod of body.items) {

@@ -153,7 +153,11 @@ describe('probes, lifecycle hooks and termination messages', () => {
       await cluster.waitForGone('default', 'hooked');
       const terminal = watch.reports.filter((r) => r.uid === created.metadata.uid && r.status.phase === 'Succeeded' && !r.removed).at(-1);
       assert.ok(terminal, `a Succeeded status before removal: ${JSON.stringify(watch.reports.map((r) => [r.status.phase, r.removed]))}`);
-      assert.equal(terminal.status.containerStatuses?.[0]?.state.terminated?.message, 'prestop\nterm\n', `${JSON.stringify(terminal.status)}\n${cluster.agentLog(node, 60)}`);
+      assert.equal(
+        terminal.status.containerStatuses?.[0]?.state.terminated?.message,
+        'prestop\nterm\n',
+        `${JSON.stringify(terminal.status)}\n${cluster.agentLog(node, 60)}`,
+      );
     } finally {
       await watch.close();
     }
