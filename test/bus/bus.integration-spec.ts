@@ -142,4 +142,27 @@ describe('Bus', () => {
     assert.equal(seen[2], 9);
     await sub.stop();
   });
+  it('creates a durable consumer again when it is deleted under it, and keeps delivering', async () => {
+    const node = 'recreate-node';
+    const seen: string[] = [];
+    const durable = `test-${randomUUID().slice(0, 8)}`;
+    const sub = await sut.consume(STREAMS.assign, { durable, filterSubject: SUBJECTS.nodeAssignments(node), from: 'all' }, (e) => {
+      if (e.type === 'PodUnassigned') seen.push(e.data.name);
+    });
+    const send = (name: string): Promise<unknown> =>
+      sut.publish(
+        SUBJECTS.assignment(node, randomUUID()),
+        'PodUnassigned',
+        { uid: UID, namespace: 'default', name, gracePeriodSeconds: 1 },
+        { correlationId: UID },
+      );
+    await send('before');
+    await waitFor('the first message', () => seen.includes('before'));
+    await sut.jsm.consumers.delete(STREAMS.assign, durable);
+    await send('after');
+    await waitFor('a message sent after the deletion', () => seen.includes('after'), 20_000);
+    const recreated = (await busMetrics.consumerRecreated.get()).values.find((v) => v.labels.consumer === durable)?.value ?? 0;
+    assert.equal(recreated, 1);
+    await sub.stop();
+  });
 });

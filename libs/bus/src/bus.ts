@@ -237,7 +237,36 @@ export class Bus {
     const consumer = await this.js.consumers.get(stream, options.durable);
     const info = await consumer.info(true);
     const messages = await consumer.consume({ max_messages: 256 });
-    return this.pump(stream, options.durable, messages, info.num_pending + info.num_ack_pending, handler, true);
+    const first = this.pump(stream, options.durable, messages, info.num_pending + info.num_ack_pending, handler, true);
+
+    // A consumer deleted under us (by an operator, or a stream reset) would leave the client
+    // retrying forever while nothing arrives: create it again and go on. Deliveries start
+    // over from `from`; handlers are idempotent by sequence.
+    let current = first;
+    let stopped = false;
+    const watch = async (notifications: AsyncIterable<{ type: string }>): Promise<void> => {
+      for await (const status of notifications) {
+        if (stopped || (status.type !== 'consumer_deleted' && status.type !== 'consumer_not_found')) continue;
+        this.logger.warn(`consumer ${options.durable} on ${stream} is gone (${status.type}); creating it again`);
+        busMetrics.consumerRecreated.inc({ stream, consumer: options.durable });
+        await current.stop();
+        if (stopped) return;
+        const again = await this.consume(stream, { ...options, recreate: false }, handler).catch((error: unknown) => {
+          this.logger.error(`consumer ${options.durable} on ${stream} not recreated: ${(error as Error).message}`);
+          return undefined;
+        });
+        if (again) current = again;
+        return;
+      }
+    };
+    void watch(messages.status());
+    return {
+      caughtUp: first.caughtUp,
+      stop: async () => {
+        stopped = true;
+        await current.stop();
+      },
+    };
   }
 
   /** An ordered (ack-less, in-memory) consumer for replay and projections. */

@@ -22,5 +22,6 @@ export const busMetrics = {
     'stream',
     'consumer',
   ]),
+  consumerRecreated: counter('jetlet_bus_consumers_recreated_total', 'Durable consumers created again after they disappeared', ['stream', 'consumer']),
   handlerErrors: counter('jetlet_bus_handler_errors_total', 'Messages whose handler failed and were redelivered', ['stream', 'consumer']),
 };
