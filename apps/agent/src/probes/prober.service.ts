@@ -56,8 +56,11 @@ class ProbeWorker {
 
   private async run(): Promise<void> {
     const periodMs = (this.probe.periodSeconds ?? 10) * 1000;
+    // A fixed ticker, as the kubelet's: the next probe is due a period after this one began.
+    const began = Date.now();
+    const next = (): void => this.schedule(Math.max(0, began + periodMs - Date.now()));
     // Liveness and readiness wait until the startup probe has succeeded.
-    if (this.type !== 'startup' && this.spec.startupProbe && !this.prober.state(this.container.id).started) return this.schedule(periodMs);
+    if (this.type !== 'startup' && this.spec.startupProbe && !this.prober.state(this.container.id).started) return next();
     const outcome = await this.prober.handlers.run(
       this.probe,
       { containerId: this.container.id, container: this.spec, ...(this.podIP ? { podIP: this.podIP } : {}) },
@@ -70,7 +73,7 @@ class ProbeWorker {
       const keepGoing = await this.prober.changed(this, this.tracker.result);
       if (!keepGoing) return this.stop();
     }
-    this.schedule(periodMs);
+    next();
   }
 }
 
