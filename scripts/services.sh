@@ -119,3 +119,16 @@ stop_started() {
   fi
   rm -f "$pidfile"
 }
+
+# prepare_run: everything a test or benchmark run needs, from a fresh machine. A Docker engine
+# this starts is stopped again when the calling script exits; one already running is left alone.
+prepare_run() {
+  ensure_packages
+  ensure_node_modules
+  build
+  started_docker=0
+  docker_ready || started_docker=1
+  ensure_docker
+  trap 'if [ "$started_docker" = 1 ]; then stop_started dockerd; fi' EXIT
+  ensure_images
+}
