@@ -133,7 +133,8 @@ export class PodsService {
           { field: 'spec.nodeName', reason: 'FieldValueForbidden', message: 'field is immutable once the pod is bound' },
         ]);
       }
-      const before = { ...record.manifest.spec, nodeName: record.nodeName };
+      // Defaults on both sides: a pod written before a default existed is not "changed" by it.
+      const before = { ...applyPodDefaults(record.manifest).spec, nodeName: record.nodeName };
       const after = applyPodDefaults(manifest).spec;
       const forbidden = forbiddenSpecChange({ ...before, nodeName: undefined }, { ...after, nodeName: undefined });
       if (forbidden) throw KubeStatusException.invalid('pods', name, [{ field: 'spec', reason: 'FieldValueForbidden', message: `Forbidden: ${forbidden}` }]);
@@ -147,7 +148,9 @@ export class PodsService {
       const metaChanged =
         JSON.stringify([metadata.labels, metadata.annotations]) !== JSON.stringify([record.manifest.metadata.labels, record.manifest.metadata.annotations]);
       if (!specChanged && !metaChanged) return current;
-      const pod: PodManifest = { ...record.manifest, metadata, spec: { ...record.manifest.spec, containers: after.containers } };
+      // Only the images change: the rest of each container stays as written, so no other container restarts.
+      const containers = record.manifest.spec.containers.map((c, i) => ({ ...c, image: after.containers[i]?.image ?? c.image }));
+      const pod: PodManifest = { ...record.manifest, metadata, spec: { ...record.manifest.spec, containers } };
       try {
         const { seq } = await this.bus.publish(
           SUBJECTS.pod(namespace, name),
