@@ -27,6 +27,7 @@ function manifest(nodeName?: string): PodManifest {
 const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
   PodCreated: { pod: manifest() },
   PodScheduled: { uid: UID, nodeName: 'node-1' },
+  PodUnschedulable: { uid: UID, message: "0/3 nodes are available: 1 Insufficient memory, 2 node(s) didn't match Pod's node affinity/selector." },
   PodUpdated: { uid: UID, pod: { ...manifest('node-1'), metadata: { ...manifest().metadata, generation: 2 } } },
   PodDeletionRequested: { uid: UID, gracePeriodSeconds: 30, deletionTimestamp: TIME },
   PodAssigned: { pod: manifest('node-1') },
@@ -112,9 +113,9 @@ function causesOf(fn: () => unknown): FieldCause[] {
 }
 
 describe('decodeEnvelope', () => {
-  it('has a test payload for each of the 11 message types', () => {
+  it('has a test payload for each of the 14 message types', () => {
     assert.deepEqual(Object.keys(PAYLOADS).sort(), Object.keys(MESSAGES).sort());
-    assert.equal(Object.keys(MESSAGES).length, 13);
+    assert.equal(Object.keys(MESSAGES).length, 14);
   });
 
   for (const type of Object.keys(MESSAGES) as MessageType[]) {

@@ -9,6 +9,7 @@ import { PodCreatedEvent } from './messages/pod-created.event.js';
 import { PodDeletionRequestedEvent } from './messages/pod-deletion-requested.event.js';
 import { PodEventEvent } from './messages/pod-event.event.js';
 import { PodScheduledEvent } from './messages/pod-scheduled.event.js';
+import { PodUnschedulableEvent } from './messages/pod-unschedulable.event.js';
 import { PodStatusReportedEvent } from './messages/pod-status-reported.event.js';
 import { PodUnassignedEvent } from './messages/pod-unassigned.event.js';
 import { PodUpdatedEvent } from './messages/pod-updated.event.js';
@@ -17,6 +18,7 @@ import { PodUpdatedEvent } from './messages/pod-updated.event.js';
 export const MESSAGES = {
   PodCreated: { version: 1, data: PodCreatedEvent },
   PodScheduled: { version: 1, data: PodScheduledEvent },
+  PodUnschedulable: { version: 1, data: PodUnschedulableEvent },
   PodUpdated: { version: 1, data: PodUpdatedEvent },
   PodDeletionRequested: { version: 1, data: PodDeletionRequestedEvent },
   PodAssigned: { version: 1, data: PodAssignedEvent },

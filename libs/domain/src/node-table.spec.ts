@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AnyEnvelope, NodeObject } from '#contracts';
-import { NodeTable, isNodeReady, nodeView, pickNode, type NodeCandidate, type NodeRecord } from './node-table.js';
+import { NodeTable, isNodeReady, nodeView, type NodeRecord } from './node-table.js';
 
 const T0 = Date.parse('2024-05-01T10:00:00.000Z');
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -49,10 +49,6 @@ function heartbeat(name: string, atMs: number, runningPods: number): AnyEnvelope
     correlationId: name,
     data: { nodeName: name, renewTime: iso(atMs), runningPods },
   };
-}
-
-function candidate(name: string, overrides: Partial<NodeCandidate> = {}): NodeCandidate {
-  return { name, labels: {}, ready: true, unschedulable: false, pods: 0, maxPods: 110, ...overrides };
 }
 
 function record(lastHeartbeatMs: number): NodeRecord {
@@ -172,75 +168,5 @@ describe('nodeView', () => {
         ['Ready', 'Unknown'],
       ],
     );
-  });
-});
-
-describe('pickNode', () => {
-  it('picks the least loaded node', () => {
-    const sut = pickNode(undefined, [candidate('node-a', { pods: 3 }), candidate('node-b', { pods: 1 }), candidate('node-c', { pods: 2 })]);
-
-    assert.deepEqual(sut, { node: 'node-b' });
-  });
-
-  it('breaks a tie by name, whatever the order of the candidates', () => {
-    const sut = pickNode(undefined, [candidate('node-c', { pods: 1 }), candidate('node-b', { pods: 1 }), candidate('node-a', { pods: 2 })]);
-
-    assert.deepEqual(sut, { node: 'node-b' });
-  });
-
-  it('only considers nodes carrying every nodeSelector label', () => {
-    const sut = pickNode({ disk: 'ssd', zone: 'a' }, [
-      candidate('node-a', { labels: { disk: 'ssd' } }),
-      candidate('node-b', { labels: { disk: 'ssd', zone: 'a' }, pods: 9 }),
-      candidate('node-c', { labels: { disk: 'hdd', zone: 'a' } }),
-    ]);
-
-    assert.deepEqual(sut, { node: 'node-b' });
-  });
-
-  it('skips not-ready, unschedulable and full nodes', () => {
-    const sut = pickNode(undefined, [
-      candidate('node-a', { ready: false }),
-      candidate('node-b', { unschedulable: true }),
-      candidate('node-c', { pods: 110 }),
-      candidate('node-d', { pods: 50 }),
-    ]);
-
-    assert.deepEqual(sut, { node: 'node-d' });
-  });
-
-  it('explains why no node fits, counting each reason, as the Kubernetes scheduler does', () => {
-    const sut = pickNode({ disk: 'ssd' }, [
-      candidate('node-a', { labels: { disk: 'hdd' } }),
-      candidate('node-b', { ready: false, labels: { disk: 'ssd' } }),
-      candidate('node-c', { ready: false, labels: { disk: 'ssd' } }),
-    ]);
-
-    assert.deepEqual(sut, {
-      message:
-        "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 node(s) had untolerated taint {node.kubernetes.io/not-ready: }.",
-    });
-  });
-
-  it('names unschedulable and full nodes in the message', () => {
-    const sut = pickNode(undefined, [candidate('node-a', { pods: 5, maxPods: 5 }), candidate('node-b', { unschedulable: true })]);
-
-    assert.deepEqual(sut, { message: '0/2 nodes are available: 1 Too many pods, 1 node(s) were unschedulable.' });
-  });
-
-  it('sorts the reasons as Kubernetes does, so the message does not depend on the order of the candidates', () => {
-    const nodes = [candidate('node-a', { ready: false }), candidate('node-b', { labels: { disk: 'hdd' } })];
-
-    const expected = {
-      message:
-        "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }.",
-    };
-
-    assert.deepEqual(pickNode({ disk: 'ssd' }, [...nodes].reverse()), expected);
-    assert.deepEqual(pickNode({ disk: 'ssd' }, nodes), expected);
-  });
-
-  it('says 0/0 when there are no nodes', () => {
-    assert.deepEqual(pickNode(undefined, []), { message: '0/0 nodes are available.' });
   });
 });

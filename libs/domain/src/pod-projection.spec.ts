@@ -39,6 +39,12 @@ function scheduled(uid: string, nodeName = 'node-1'): AnyEnvelope {
   return { ...meta(`scheduled-${uid}`, uid, 'scheduler'), type: 'PodScheduled', data: { uid, nodeName } };
 }
 
+const NO_ROOM = '0/3 nodes are available: 3 Too many pods.';
+
+function unschedulable(uid: string, message = NO_ROOM): AnyEnvelope {
+  return { ...meta(`unschedulable-${uid}-${message.length}`, uid, 'scheduler'), type: 'PodUnschedulable', data: { uid, message } };
+}
+
 function deletionRequested(uid: string, gracePeriodSeconds = 30): AnyEnvelope {
   return { ...meta(`deleted-${uid}`, uid, 'api'), type: 'PodDeletionRequested', data: { uid, gracePeriodSeconds, deletionTimestamp: DELETED } };
 }
@@ -109,6 +115,32 @@ describe('PodProjection', () => {
     assert.equal(pod?.nodeName, 'node-2');
     assert.equal(pod?.subjectSeq, 2);
     assert.equal(pod?.resourceVersion, 2);
+  });
+
+  it("records why no node fits, moving the pod's subject sequence and resourceVersion", () => {
+    const sut = projectionOf(created(UID_A), unschedulable(UID_A));
+
+    const pod = sut.get('default', 'web-0');
+    assert.equal(pod?.unschedulable, NO_ROOM);
+    assert.equal(pod?.nodeName, undefined);
+    assert.equal(pod?.subjectSeq, 2);
+    assert.equal(pod?.resourceVersion, 2);
+  });
+
+  it('forgets why the pod was unschedulable once it is bound', () => {
+    const sut = projectionOf(created(UID_A), unschedulable(UID_A), scheduled(UID_A, 'node-4'));
+
+    const pod = sut.get('default', 'web-0');
+    assert.equal(pod?.unschedulable, undefined);
+    assert.equal(pod?.nodeName, 'node-4');
+    assert.equal(pod?.subjectSeq, 3);
+  });
+
+  it('ignores an unschedulable message about an earlier pod of the same name', () => {
+    const sut = projectionOf(created(UID_A), deletionRequested(UID_A), created(UID_B), unschedulable(UID_A));
+
+    assert.equal(sut.get('default', 'web-0')?.uid, UID_B);
+    assert.equal(sut.get('default', 'web-0')?.unschedulable, undefined);
   });
 
   it('takes the node of a pod created with spec.nodeName', () => {
@@ -267,9 +299,19 @@ describe('podView', () => {
 
     assert.deepEqual(sut.status, {
       phase: 'Pending',
-      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: 'waiting for a Ready node' }],
+      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: 'no nodes available to schedule pods' }],
     });
     assert.equal(sut.spec.nodeName, undefined);
+  });
+
+  it("shows the scheduler's reason in PodScheduled False/Unschedulable, the pod still Pending", () => {
+    const sut = podView(projectionOf(created(UID_A), unschedulable(UID_A, 'first'), unschedulable(UID_A)).get('default', 'web-0') ?? assert.fail('no pod'));
+
+    assert.deepEqual(sut.status, {
+      phase: 'Pending',
+      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: NO_ROOM }],
+    });
+    assert.equal(sut.metadata.resourceVersion, '3');
   });
 
   it('shows the Kubernetes Pod of a bound, running pod: PodScheduled True first, then the reported conditions', () => {

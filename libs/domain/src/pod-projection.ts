@@ -15,6 +15,8 @@ export interface PodRecord {
   status?: PodStatus;
   /** True once the pod is gone: deleted before binding, or its node confirmed removal. */
   removed: boolean;
+  /** Why the scheduler found no node for it, while unbound: its last PodUnschedulable message. */
+  unschedulable?: string;
   /** A static pod's mirror: written by its node's agent, read-only through the API. */
   mirror?: boolean;
 }
@@ -86,6 +88,14 @@ export class PodProjection {
         const record = this.byUid(envelope.data.uid);
         if (!record) return undefined;
         record.nodeName = envelope.data.nodeName;
+        delete record.unschedulable;
+        record.subjectSeq = record.resourceVersion = seq;
+        return record;
+      }
+      case 'PodUnschedulable': {
+        const record = this.byUid(envelope.data.uid);
+        if (!record) return undefined;
+        record.unschedulable = envelope.data.message;
         record.subjectSeq = record.resourceVersion = seq;
         return record;
       }
@@ -143,7 +153,7 @@ export class PodProjection {
 export function podView(record: PodRecord): Pod {
   const scheduled: PodCondition = record.nodeName
     ? { type: 'PodScheduled', status: 'True' }
-    : { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: 'waiting for a Ready node' };
+    : { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: record.unschedulable ?? 'no nodes available to schedule pods' };
   const reported = record.status;
   const status: PodStatus = reported
     ? { ...reported, conditions: [scheduled, ...(reported.conditions ?? []).filter((c) => c.type !== 'PodScheduled')] }

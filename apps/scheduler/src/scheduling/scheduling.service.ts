@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, SequenceConflictError, type Bus, type Subscription } from '#bus';
 import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
-import { isNodeReady, NodeTable, pickNode, PodProjection, type NodeCandidate, type PodRecord } from '#domain';
+import { buildCandidates, isNodeReady, NodeTable, PodProjection, schedule, withPod, type NodeCandidate, type PodRecord } from '#domain';
 import { podRef } from '#observability';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
 import type { SchedulerConfig } from '../scheduler.config.js';
@@ -20,7 +20,6 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   private readonly pods = new PodProjection();
   private readonly nodes = new NodeTable();
   private readonly assignments = new Map<string, AssignmentState>();
-  private readonly unschedulable = new Map<string, string>();
   /** Pods their node let go of, by uid, with the node: their assignment subjects can go. */
   private readonly purgeable = new Map<string, string>();
   private subscriptions: Subscription[] = [];
@@ -103,18 +102,14 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     });
   }
 
+  /** Every node with the requests and host ports of its non-terminal pods, once per pass. */
   private candidates(): NodeCandidate[] {
     const now = Date.now();
-    const load = new Map<string, number>();
-    for (const pod of this.pods.list()) if (pod.nodeName) load.set(pod.nodeName, (load.get(pod.nodeName) ?? 0) + 1);
-    return this.nodes.list().map((n) => ({
-      name: n.name,
-      labels: n.node.metadata.labels,
-      ready: isNodeReady(n, now, this.config.NODE_GRACE_SECONDS * 1000),
-      unschedulable: n.node.spec.unschedulable ?? false,
-      pods: load.get(n.name) ?? 0,
-      maxPods: Number(n.node.status.allocatable.pods ?? 110),
-    }));
+    const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
+    return buildCandidates(
+      this.nodes.list().map((n) => ({ node: n.node, ready: isNodeReady(n, now, graceMs) })),
+      this.pods.list(),
+    );
   }
 
   private async pass(): Promise<void> {
@@ -152,14 +147,14 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
+  /** Binds the pod to the best node, counting it there for the rest of the pass, or records why none fits. */
   private async schedule(pod: PodRecord, candidates: NodeCandidate[]): Promise<void> {
-    const placement = pickNode(pod.manifest.spec.nodeSelector, candidates);
+    const placement = schedule(pod.manifest.spec, candidates);
     if (placement.node === undefined) {
-      if (this.unschedulable.get(pod.uid) !== placement.message) this.logger.log(`${podRef(pod)} unschedulable: ${placement.message}`);
-      this.unschedulable.set(pod.uid, placement.message);
+      // With no node at all the pod's view already says "no nodes available to schedule pods", as Kubernetes does.
+      if (candidates.length > 0) await this.recordUnschedulable(pod, placement.message);
       return;
     }
-    this.unschedulable.delete(pod.uid);
     try {
       const { seq } = await this.bus.publish(
         SUBJECTS.pod(pod.namespace, pod.name),
@@ -169,14 +164,37 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       );
       // Fold our own write now so the next decision in this pass counts it.
       pod.nodeName = placement.node;
+      delete pod.unschedulable;
       pod.subjectSeq = Math.max(pod.subjectSeq, seq);
-      const chosen = candidates.find((c) => c.name === placement.node);
-      if (chosen) chosen.pods++;
+      const chosen = candidates.findIndex((c) => c.name === placement.node);
+      if (chosen !== -1) candidates[chosen] = withPod(candidates[chosen], pod.manifest.spec);
       this.logger.log(`bound ${podRef(pod)} to ${placement.node}`);
       await this.assign(pod, placement.node);
     } catch (error) {
       if (!(error instanceof SequenceConflictError)) throw error;
       this.logger.log(`${podRef(pod)} changed while scheduling; deciding again`);
+    }
+  }
+
+  /**
+   * Records on the pod's subject why no node fits, once per distinct message: the API shows
+   * it in the PodScheduled condition, and a new pass (any node or pod change) tries again.
+   */
+  private async recordUnschedulable(pod: PodRecord, message: string): Promise<void> {
+    if (pod.unschedulable === message) return;
+    try {
+      const { seq } = await this.bus.publish(
+        SUBJECTS.pod(pod.namespace, pod.name),
+        'PodUnschedulable',
+        { uid: pod.uid, message },
+        { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq },
+      );
+      pod.unschedulable = message;
+      pod.subjectSeq = Math.max(pod.subjectSeq, seq);
+      this.logger.log(`${podRef(pod)} unschedulable: ${message}`);
+    } catch (error) {
+      if (!(error instanceof SequenceConflictError)) throw error;
+      this.logger.log(`${podRef(pod)} changed while recording why it is unschedulable; deciding again`);
     }
   }
 

@@ -1,9 +1,27 @@
 import { IsString, MinLength, ValidateBy } from 'class-validator';
+import { TAINT_EFFECTS, type TaintEffect } from '../pod/toleration.model.js';
+
+/** A node taint (Kubernetes core/v1 Taint): pods that do not tolerate it are kept off the node per its effect. */
+export interface Taint {
+  /** The taint key, a qualified name such as `dedicated` or `node.kubernetes.io/not-ready`. */
+  key: string;
+  /** The taint value; empty when unset. */
+  value?: string;
+  /** NoSchedule: not scheduled there; PreferNoSchedule: avoided when scoring; NoExecute: also evicted. */
+  effect: TaintEffect;
+  /** When a NoExecute taint was added (RFC 3339); set by its writer. */
+  timeAdded?: string;
+}
 
 /** Kubernetes core/v1 Node, the subset jetlet reports. */
 export interface NodeObject {
   metadata: { name: string; labels: Record<string, string>; uid?: string; creationTimestamp?: string; resourceVersion?: string };
-  spec: { unschedulable?: boolean };
+  spec: {
+    /** True when new pods must not be scheduled onto the node (cordoned). */
+    unschedulable?: boolean;
+    /** Taints the node carries; written by the node's agent. */
+    taints?: Taint[];
+  };
   status: {
     capacity: Record<string, string>;
     allocatable: Record<string, string>;
@@ -38,7 +56,8 @@ export class NodeRegisteredEvent {
     name: 'isNodeObject',
     validator: {
       validate: isNodeObject,
-      defaultMessage: () => 'node must be a Node: metadata.name and labels, spec, status.capacity, allocatable, addresses and nodeInfo',
+      defaultMessage: () =>
+        'node must be a Node: metadata.name and labels, spec (taints with key and effect), status.capacity, allocatable, addresses and nodeInfo',
     },
   })
   node: NodeObject;
@@ -47,12 +66,23 @@ export class NodeRegisteredEvent {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isStringMap = (v: unknown): boolean => isObject(v) && Object.values(v).every((x) => typeof x === 'string');
 
+function isTaint(v: unknown): boolean {
+  return (
+    isObject(v) &&
+    typeof v.key === 'string' &&
+    v.key.length > 0 &&
+    (v.value === undefined || typeof v.value === 'string') &&
+    (TAINT_EFFECTS as readonly unknown[]).includes(v.effect)
+  );
+}
+
 /** What every reader of a node relies on. */
 function isNodeObject(v: unknown): boolean {
   if (!isObject(v) || !isObject(v.metadata) || !isObject(v.spec) || !isObject(v.status)) return false;
-  const { metadata, status } = v;
+  const { metadata, spec, status } = v;
   return (
     typeof metadata.name === 'string' &&
+    (spec.taints === undefined || (Array.isArray(spec.taints) && spec.taints.every(isTaint))) &&
     isStringMap(metadata.labels) &&
     isStringMap(status.capacity) &&
     isStringMap(status.allocatable) &&

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Min, ValidateNested } from 'class-validator';
 import { Container } from './container.model.js';
+import { Toleration } from './toleration.model.js';
 
 export const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'] as const;
 export type RestartPolicy = (typeof RESTART_POLICIES)[number];
@@ -21,6 +22,13 @@ export class PodSpec {
   @IsOptional()
   @IsObject()
   nodeSelector?: Record<string, string>;
+
+  /** Taints of nodes the pod may be scheduled onto (and stay on) despite them. */
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => Toleration)
+  tolerations?: Toleration[];
 
   /** The node the pod runs on: set by the scheduler, or by the user to bypass it. */
   @IsOptional()

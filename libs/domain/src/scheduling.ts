@@ -1,0 +1,251 @@
+import type { NodeObject, PodSpec, Taint, Toleration } from '#contracts';
+import type { PodRecord } from './pod-projection.js';
+import { cpuMillis, memoryBytes } from './quantity.js';
+
+/** CPU in millicores and memory in bytes. */
+export interface Resources {
+  milliCPU: number;
+  memory: number;
+}
+
+/** One node as the scheduler sees it in a pass: what it offers and what its pods take. */
+export interface NodeCandidate {
+  name: string;
+  labels: Record<string, string>;
+  ready: boolean;
+  unschedulable: boolean;
+  taints: Taint[];
+  allocatable: Resources & { pods: number };
+  /** Sum of the requests of the node's non-terminal pods (what the fit filter checks). */
+  requested: Resources;
+  /** The same with kube-scheduler's stand-ins for a missing request (what LeastAllocated scores). */
+  nonZeroRequested: Resources;
+  /** How many non-terminal pods are bound to the node. */
+  pods: number;
+  /** Host ports taken, as `<protocol>/<port>`. */
+  usedPorts: string[];
+}
+
+export type Placement = { node: string } | { node?: undefined; message: string };
+
+const MAX_NODE_SCORE = 100;
+/** kube-scheduler's stand-ins for a container without a request, so empty pods still spread. */
+const DEFAULT_MILLI_CPU_REQUEST = 100;
+const DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024;
+const DEFAULT_MAX_PODS = 110;
+/** kube-scheduler's default plugin weights for the scores used here. */
+const WEIGHTS = { leastAllocated: 1, balancedAllocation: 1, taintToleration: 3 } as const;
+
+/** The taint a node carries while it is not Ready (node.kubernetes.io/not-ready:NoSchedule). */
+export const NOT_READY_TAINT: Taint = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
+/** The taint a cordoned node implies; a pod tolerating it may still go there. */
+const UNSCHEDULABLE_TAINT: Taint = { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' };
+
+/** Kubernetes' reasons, word for word: the message users and tools match on. */
+export const REASONS = {
+  unschedulable: 'node(s) were unschedulable',
+  nodeName: "node(s) didn't match the requested node name",
+  untoleratedTaint: (taint: Taint) => `node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`,
+  nodeSelector: "node(s) didn't match Pod's node affinity/selector",
+  ports: "node(s) didn't have free ports for the requested pod ports",
+  tooManyPods: 'Too many pods',
+  insufficientCPU: 'Insufficient cpu',
+  insufficientMemory: 'Insufficient memory',
+} as const;
+
+/** Whether the toleration matches the taint (core/v1 Toleration.ToleratesTaint). */
+export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
+  if (toleration.effect && toleration.effect !== taint.effect) return false;
+  if (toleration.key && toleration.key !== taint.key) return false;
+  if (toleration.operator === 'Exists') return true;
+  return (toleration.value ?? '') === (taint.value ?? '');
+}
+
+const tolerated = (tolerations: Toleration[] | undefined, taint: Taint): boolean => (tolerations ?? []).some((t) => toleratesTaint(t, taint));
+
+/** A container's request for one resource; Kubernetes defaults a missing request to its limit. */
+function containerRequest(container: PodSpec['containers'][number], resource: 'cpu' | 'memory'): string | undefined {
+  return container.resources?.requests?.[resource] ?? container.resources?.limits?.[resource];
+}
+
+/** What the pod requests: the sum over its containers. */
+export function podRequests(spec: PodSpec): Resources {
+  let milliCPU = 0;
+  let memory = 0;
+  for (const c of spec.containers) {
+    const cpu = containerRequest(c, 'cpu');
+    const mem = containerRequest(c, 'memory');
+    if (cpu !== undefined) milliCPU += cpuMillis(cpu);
+    if (mem !== undefined) memory += memoryBytes(mem);
+  }
+  return { milliCPU, memory };
+}
+
+/** The pod's requests with kube-scheduler's stand-ins for a missing (or zero) cpu or memory request. */
+export function podNonZeroRequests(spec: PodSpec): Resources {
+  let milliCPU = 0;
+  let memory = 0;
+  for (const c of spec.containers) {
+    const cpu = containerRequest(c, 'cpu');
+    const mem = containerRequest(c, 'memory');
+    milliCPU += cpu === undefined || cpuMillis(cpu) === 0 ? DEFAULT_MILLI_CPU_REQUEST : cpuMillis(cpu);
+    memory += mem === undefined || memoryBytes(mem) === 0 ? DEFAULT_MEMORY_REQUEST : memoryBytes(mem);
+  }
+  return { milliCPU, memory };
+}
+
+/** The host ports the pod asks for, as `<protocol>/<port>` (every host IP counts as 0.0.0.0). */
+export function podHostPorts(spec: PodSpec): string[] {
+  return spec.containers.flatMap((c) => (c.ports ?? []).filter((p) => p.hostPort).map((p) => `${p.protocol ?? 'TCP'}/${p.hostPort}`));
+}
+
+/** Succeeded and Failed pods, and removed ones, take no room on their node. */
+export function isPodTerminal(record: PodRecord): boolean {
+  return record.removed || record.status?.phase === 'Succeeded' || record.status?.phase === 'Failed';
+}
+
+/** The candidate for a node with nothing on it yet. */
+export function emptyCandidate(node: NodeObject, ready: boolean): NodeCandidate {
+  const allocatable = node.status.allocatable;
+  return {
+    name: node.metadata.name,
+    labels: node.metadata.labels,
+    ready,
+    unschedulable: node.spec.unschedulable ?? false,
+    taints: node.spec.taints ?? [],
+    allocatable: {
+      milliCPU: allocatable.cpu === undefined ? 0 : cpuMillis(allocatable.cpu),
+      memory: allocatable.memory === undefined ? 0 : memoryBytes(allocatable.memory),
+      pods: allocatable.pods === undefined ? DEFAULT_MAX_PODS : Number(allocatable.pods),
+    },
+    requested: { milliCPU: 0, memory: 0 },
+    nonZeroRequested: { milliCPU: 0, memory: 0 },
+    pods: 0,
+    usedPorts: [],
+  };
+}
+
+/** The candidate with one more pod on it. Pure: the input is left as it was. */
+export function withPod(candidate: NodeCandidate, spec: PodSpec): NodeCandidate {
+  const requests = podRequests(spec);
+  const nonZero = podNonZeroRequests(spec);
+  return {
+    ...candidate,
+    requested: { milliCPU: candidate.requested.milliCPU + requests.milliCPU, memory: candidate.requested.memory + requests.memory },
+    nonZeroRequested: {
+      milliCPU: candidate.nonZeroRequested.milliCPU + nonZero.milliCPU,
+      memory: candidate.nonZeroRequested.memory + nonZero.memory,
+    },
+    pods: candidate.pods + 1,
+    usedPorts: [...candidate.usedPorts, ...podHostPorts(spec)],
+  };
+}
+
+/** One candidate per node, with the requests and host ports of the non-terminal pods bound to it. */
+export function buildCandidates(nodes: Array<{ node: NodeObject; ready: boolean }>, pods: PodRecord[]): NodeCandidate[] {
+  const byName = new Map(nodes.map(({ node, ready }) => [node.metadata.name, emptyCandidate(node, ready)]));
+  for (const pod of pods) {
+    const candidate = pod.nodeName === undefined ? undefined : byName.get(pod.nodeName);
+    if (candidate && !isPodTerminal(pod)) byName.set(candidate.name, withPod(candidate, pod.manifest.spec));
+  }
+  return [...byName.values()];
+}
+
+/**
+ * kube-scheduler's filters, in its order (NodeUnschedulable, NodeName, TaintToleration,
+ * NodeAffinity, NodePorts, NodeResourcesFit): the reasons the node cannot take the pod, or
+ * none. A node is rejected by its first failing filter; the fit filter names every resource short.
+ */
+export function filterReasons(spec: PodSpec, node: NodeCandidate): string[] {
+  if (node.unschedulable && !tolerated(spec.tolerations, UNSCHEDULABLE_TAINT)) return [REASONS.unschedulable];
+  if (spec.nodeName !== undefined && spec.nodeName !== node.name) return [REASONS.nodeName];
+  // A node that is not Ready carries the not-ready taint, as the node lifecycle controller sets it.
+  const taints = node.ready ? node.taints : [NOT_READY_TAINT, ...node.taints];
+  const untolerated = taints.find((t) => t.effect !== 'PreferNoSchedule' && !tolerated(spec.tolerations, t));
+  if (untolerated) return [REASONS.untoleratedTaint(untolerated)];
+  if (spec.nodeSelector && !Object.entries(spec.nodeSelector).every(([k, v]) => node.labels[k] === v)) return [REASONS.nodeSelector];
+  const used = new Set(node.usedPorts);
+  if (podHostPorts(spec).some((p) => used.has(p))) return [REASONS.ports];
+  const reasons: string[] = [];
+  if (node.pods + 1 > node.allocatable.pods) reasons.push(REASONS.tooManyPods);
+  const requests = podRequests(spec);
+  if (requests.milliCPU > 0 && requests.milliCPU > node.allocatable.milliCPU - node.requested.milliCPU) reasons.push(REASONS.insufficientCPU);
+  if (requests.memory > 0 && requests.memory > node.allocatable.memory - node.requested.memory) reasons.push(REASONS.insufficientMemory);
+  return reasons;
+}
+
+function leastRequestedScore(requested: number, capacity: number): number {
+  if (capacity === 0 || requested > capacity) return 0;
+  return Math.floor(((capacity - requested) * MAX_NODE_SCORE) / capacity);
+}
+
+/** NodeResourcesFit's LeastAllocated score (cpu and memory, weight 1 each), 0–100: the emptier the higher. */
+export function leastAllocatedScore(spec: PodSpec, node: NodeCandidate): number {
+  const pod = podNonZeroRequests(spec);
+  const scores: number[] = [];
+  if (node.allocatable.milliCPU > 0) scores.push(leastRequestedScore(node.nonZeroRequested.milliCPU + pod.milliCPU, node.allocatable.milliCPU));
+  if (node.allocatable.memory > 0) scores.push(leastRequestedScore(node.nonZeroRequested.memory + pod.memory, node.allocatable.memory));
+  return scores.length === 0 ? 0 : Math.floor(scores.reduce((a, b) => a + b, 0) / scores.length);
+}
+
+/**
+ * NodeResourcesBalancedAllocation's score, 0–100: the closer the node's cpu and memory
+ * fractions after placing the pod, the higher. A pod requesting nothing is not scored (0 everywhere).
+ */
+export function balancedAllocationScore(spec: PodSpec, node: NodeCandidate): number {
+  const pod = podRequests(spec);
+  if (pod.milliCPU === 0 && pod.memory === 0) return 0;
+  const fractions: number[] = [];
+  if (node.allocatable.milliCPU > 0) fractions.push(Math.min(1, (node.requested.milliCPU + pod.milliCPU) / node.allocatable.milliCPU));
+  if (node.allocatable.memory > 0) fractions.push(Math.min(1, (node.requested.memory + pod.memory) / node.allocatable.memory));
+  const std = fractions.length === 2 ? Math.abs((fractions[0] - fractions[1]) / 2) : 0;
+  return Math.trunc((1 - std) * MAX_NODE_SCORE);
+}
+
+/** The PreferNoSchedule taints the pod does not tolerate count against the node (TaintToleration's score). */
+function intolerablePreferNoSchedule(spec: PodSpec, node: NodeCandidate): number {
+  return node.taints.filter((t) => t.effect === 'PreferNoSchedule' && !tolerated(spec.tolerations, t)).length;
+}
+
+/**
+ * kube-scheduler's FitError message: each reason counted over the nodes, "count reason"
+ * strings sorted, so the message does not depend on node order.
+ */
+export function unschedulableMessage(nodeCount: number, reasons: string[][]): string {
+  const counts = new Map<string, number>();
+  for (const reason of reasons.flat()) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  const detail = [...counts]
+    .map(([reason, count]) => `${count} ${reason}`)
+    .sort()
+    .join(', ');
+  return `0/${nodeCount} nodes are available${detail ? `: ${detail}` : ''}.`;
+}
+
+/**
+ * Picks the node for a pod as kube-scheduler does with its default plugins: filter, then
+ * score (LeastAllocated and BalancedAllocation with equal weights, and TaintToleration
+ * with its weight of 3: fewer untolerated PreferNoSchedule taints score higher), the highest score wins and a
+ * tie goes to the first name, so the choice is deterministic.
+ */
+export function schedule(spec: PodSpec, candidates: NodeCandidate[]): Placement {
+  const rejected: string[][] = [];
+  const feasible: NodeCandidate[] = [];
+  for (const node of candidates) {
+    const reasons = filterReasons(spec, node);
+    if (reasons.length > 0) rejected.push(reasons);
+    else feasible.push(node);
+  }
+  if (feasible.length === 0) return { message: unschedulableMessage(candidates.length, rejected) };
+  const taintCounts = feasible.map((n) => intolerablePreferNoSchedule(spec, n));
+  const maxTaints = Math.max(...taintCounts);
+  const scored = feasible.map((node, i) => ({
+    name: node.name,
+    score:
+      WEIGHTS.leastAllocated * leastAllocatedScore(spec, node) +
+      WEIGHTS.balancedAllocation * balancedAllocationScore(spec, node) +
+      // TaintToleration's NormalizeScore (reversed): no untolerated PreferNoSchedule taint scores 100.
+      WEIGHTS.taintToleration * (maxTaints === 0 ? MAX_NODE_SCORE : MAX_NODE_SCORE - Math.floor((taintCounts[i] * MAX_NODE_SCORE) / maxTaints)),
+  }));
+  scored.sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { node: scored[0].name };
+}
