@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { DNS1123_SUBDOMAIN } from '#contracts';
+import { NODE_LABELS_FORMAT, TAINTS_FORMAT } from './node/node-conditions.js';
 
 /** The agent's configuration, from environment variables of the same names. */
 export class AgentConfig {
@@ -57,6 +58,19 @@ export class AgentConfig {
   @IsInt()
   @Min(1)
   MAX_PODS: number = 110;
+
+  /** Extra node labels, `k=v,k2=v2` (the kubelet's --node-labels). */
+  @Matches(NODE_LABELS_FORMAT, { message: 'NODE_LABELS must look like key=value,key2=value2' })
+  NODE_LABELS: string = '';
+
+  /** Taints to register with, `key=value:Effect,...` (the kubelet's --register-with-taints). */
+  @Matches(TAINTS_FORMAT, { message: 'REGISTER_WITH_TAINTS must look like key=value:NoSchedule,key2:NoExecute' })
+  REGISTER_WITH_TAINTS: string = '';
+
+  /** The full node status goes out when it changes and at least this often. */
+  @IsNumber()
+  @Min(1)
+  NODE_STATUS_REPORT_SECONDS: number = 300;
 
   /** The agent's own files (termination message files of containers); bind-mount sources, so a host path. */
   @IsString()

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { after, before, describe, it } from 'node:test';
+import type { NodeObject } from '#contracts';
+import { Cluster, uniqueName } from '../harness/cluster.js';
+
+/** What an agent registers about its node: capacity from the machine, labels, taints and conditions. */
+describe('node registration', () => {
+  let cluster: Cluster;
+  const node = uniqueName('reg-node');
+
+  before(async () => {
+    cluster = await Cluster.start();
+    await cluster.startAgent(node, {
+      NODE_LABELS: 'disk=ssd,topology.kubernetes.io/zone=lab-1',
+      REGISTER_WITH_TAINTS: 'dedicated=batch:NoSchedule',
+      MAX_PODS: '42',
+    });
+  });
+
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it("reports the machine's own CPU count and memory as capacity, and allocatable pods from MAX_PODS", async () => {
+    const { status, body } = await cluster.request<NodeObject>('GET', `/api/v1/nodes/${node}`);
+    assert.equal(status, 200);
+    assert.equal(body.status.capacity.cpu, String(cpus().length));
+    const memTotalKi = /^MemTotal:\s+(\d+) kB$/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1];
+    // os.totalmem() and /proc/meminfo agree to the kibibyte on Linux.
+    assert.equal(body.status.capacity.memory, `${memTotalKi}Ki`);
+    assert.equal(body.status.capacity.pods, '42');
+    assert.equal(body.status.allocatable.pods, '42');
+  });
+
+  it('carries the configured labels next to the well-known ones, and the configured taints', async () => {
+    const { body } = await cluster.request<NodeObject>('GET', `/api/v1/nodes/${node}`);
+    assert.equal(body.metadata.labels['disk'], 'ssd');
+    assert.equal(body.metadata.labels['topology.kubernetes.io/zone'], 'lab-1');
+    assert.equal(body.metadata.labels['kubernetes.io/hostname'], node);
+    assert.deepEqual(body.spec.taints, [{ key: 'dedicated', value: 'batch', effect: 'NoSchedule' }]);
+  });
+
+  it('reports Ready and the pressure conditions from real readings', async () => {
+    const { body } = await cluster.request<NodeObject>('GET', `/api/v1/nodes/${node}`);
+    const conditions = Object.fromEntries((body.status.conditions ?? []).map((c) => [c.type, c.status]));
+    assert.deepEqual(conditions, { MemoryPressure: 'False', DiskPressure: 'False', PIDPressure: 'False', Ready: 'True' });
+  });
+
+  it('keeps pods off the node while they do not tolerate its NoSchedule taint, and places one that does', async () => {
+    const pod = (name: string, extra: Record<string, unknown> = {}): object => ({
+      metadata: { name },
+      spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '600'] }], ...extra },
+    });
+    await cluster.createPod('default', pod('intolerant'));
+    await cluster.createPod('default', pod('tolerant', { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'batch', effect: 'NoSchedule' }] }));
+    await cluster.waitForRunning('default', 'tolerant');
+    const intolerant = await cluster.waitForPod('default', 'intolerant', 'unschedulable', (p) =>
+      (p.status.conditions ?? []).some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable' && c.message?.includes('untolerated taint')),
+    );
+    const scheduled = intolerant.status.conditions?.find((c) => c.type === 'PodScheduled');
+    assert.equal(scheduled?.message, '0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: batch}.');
+    assert.equal(intolerant.spec.nodeName, undefined);
+    assert.equal(intolerant.status.phase, 'Pending');
+  });
+});
