@@ -45,11 +45,12 @@ export class Cluster {
     readonly scheduler: ManagedProcess,
   ) {}
 
-  static async start(): Promise<Cluster> {
+  /** `env` goes to the API and the scheduler (shortened node grace and eviction times, say). */
+  static async start(env: Record<string, string> = {}): Promise<Cluster> {
     const nats = await NatsServer.start();
     const apiPort = await freePort();
-    const api = startApp('api', 'api', { NATS_URL: nats.url, API_PORT: String(apiPort) });
-    const scheduler = startApp('scheduler', 'scheduler', { NATS_URL: nats.url, ...FAST });
+    const api = startApp('api', 'api', { NATS_URL: nats.url, API_PORT: String(apiPort), ...env });
+    const scheduler = startApp('scheduler', 'scheduler', { NATS_URL: nats.url, ...FAST, ...env });
     try {
       await Promise.all([api.waitForLine(/API serving on/), scheduler.waitForLine(/scheduler running/)]);
     } catch (error) {

@@ -10,6 +10,11 @@ export class SchedulerConfig {
   @Min(1)
   NODE_GRACE_SECONDS: number = 40;
 
+  /** How long pods tolerate an unreachable node before eviction, unless their own toleration says otherwise. */
+  @IsNumber()
+  @Min(0)
+  EVICTION_TOLERATION_SECONDS: number = 300;
+
   /** Period of the safety-net scheduling pass (node readiness changes with time, not only with messages). */
   @IsNumber()
   @Min(0.1)

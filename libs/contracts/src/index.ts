@@ -16,6 +16,7 @@ export * from './messages/pod-created.event.js';
 export * from './messages/pod-scheduled.event.js';
 export * from './messages/pod-unschedulable.event.js';
 export * from './messages/pod-deletion-requested.event.js';
+export * from './messages/pod-evicted.event.js';
 export * from './messages/pod-updated.event.js';
 export * from './messages/pod-assigned.event.js';
 export * from './messages/pod-unassigned.event.js';

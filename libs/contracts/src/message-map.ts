@@ -7,6 +7,7 @@ import { NodeEventEvent } from './messages/node-event.event.js';
 import { PodAssignedEvent } from './messages/pod-assigned.event.js';
 import { PodCreatedEvent } from './messages/pod-created.event.js';
 import { PodDeletionRequestedEvent } from './messages/pod-deletion-requested.event.js';
+import { PodEvictedEvent } from './messages/pod-evicted.event.js';
 import { PodEventEvent } from './messages/pod-event.event.js';
 import { PodScheduledEvent } from './messages/pod-scheduled.event.js';
 import { PodUnschedulableEvent } from './messages/pod-unschedulable.event.js';
@@ -21,6 +22,7 @@ export const MESSAGES = {
   PodUnschedulable: { version: 1, data: PodUnschedulableEvent },
   PodUpdated: { version: 1, data: PodUpdatedEvent },
   PodDeletionRequested: { version: 1, data: PodDeletionRequestedEvent },
+  PodEvicted: { version: 1, data: PodEvictedEvent },
   PodAssigned: { version: 1, data: PodAssignedEvent },
   PodUnassigned: { version: 1, data: PodUnassignedEvent },
   PodStatusReported: { version: 1, data: PodStatusReportedEvent },

@@ -12,3 +12,4 @@ export * from './patch.js';
 export * from './event-log.js';
 export * from './probe-tracker.js';
 export * from './logs.js';
+export * from './node-lifecycle.js';

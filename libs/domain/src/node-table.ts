@@ -1,3 +1,4 @@
+import { unreachableTaints } from './node-lifecycle.js';
 import type { AnyEnvelope, NodeObject } from '#contracts';
 
 /** What the log says about one node. */
@@ -67,7 +68,10 @@ export function nodeView(record: NodeRecord, nowMs: number, graceMs: number): No
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { ...record.node.metadata, resourceVersion: String(record.resourceVersion) },
-    spec: record.node.spec,
+    // Unheard-from nodes carry the node lifecycle controller's unreachable taints.
+    spec: ready
+      ? record.node.spec
+      : { ...record.node.spec, taints: [...(record.node.spec.taints ?? []), ...unreachableTaints(record.lastHeartbeatMs + graceMs)] },
     status: {
       ...record.node.status,
       conditions: [...(record.node.status.conditions ?? []).filter((c) => c.type !== 'Ready'), readyCondition],

@@ -12,6 +12,8 @@ export interface PodRecord {
   resourceVersion: number;
   nodeName?: string;
   deletion?: { timestamp: string; gracePeriodSeconds: number };
+  /** Why the pod was evicted, when it was. */
+  eviction?: string;
   status?: PodStatus;
   /** True once the pod is gone: deleted before binding, or its node confirmed removal. */
   removed: boolean;
@@ -109,6 +111,14 @@ export class PodProjection {
         if (!record.nodeName || record.mirror) record.removed = true;
         return record;
       }
+      case 'PodEvicted': {
+        const record = this.byUid(envelope.data.uid);
+        if (!record || record.deletion) return undefined;
+        record.deletion = { timestamp: envelope.data.deletionTimestamp, gracePeriodSeconds: envelope.data.gracePeriodSeconds };
+        record.eviction = envelope.data.message;
+        record.subjectSeq = record.resourceVersion = seq;
+        return record;
+      }
       case 'PodStatusReported': {
         const record = this.byUid(envelope.data.uid);
         // Only the node the pod is bound to speaks for it.
@@ -155,9 +165,13 @@ export function podView(record: PodRecord): Pod {
     ? { type: 'PodScheduled', status: 'True' }
     : { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: record.unschedulable ?? 'no nodes available to schedule pods' };
   const reported = record.status;
+  // An evicted pod says so, as Kubernetes' DisruptionTarget condition does.
+  const disruption: PodCondition[] = record.eviction
+    ? [{ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager', message: record.eviction }]
+    : [];
   const status: PodStatus = reported
-    ? { ...reported, conditions: [scheduled, ...(reported.conditions ?? []).filter((c) => c.type !== 'PodScheduled')] }
-    : { phase: 'Pending', conditions: [scheduled] };
+    ? { ...reported, conditions: [scheduled, ...disruption, ...(reported.conditions ?? []).filter((c) => c.type !== 'PodScheduled')] }
+    : { phase: 'Pending', conditions: [scheduled, ...disruption] };
   return {
     apiVersion: 'v1',
     kind: 'Pod',

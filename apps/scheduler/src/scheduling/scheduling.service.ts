@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, SequenceConflictError, type Bus, type Subscription } from '#bus';
 import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
-import { buildCandidates, isNodeReady, NodeTable, PodProjection, schedule, withPod, type NodeCandidate, type PodRecord } from '#domain';
+import { buildCandidates, evictionTimeMs, isNodeReady, NodeTable, PodProjection, schedule, withPod, type NodeCandidate, type PodRecord } from '#domain';
 import { podRef } from '#observability';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
 import type { SchedulerConfig } from '../scheduler.config.js';
@@ -22,6 +22,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   private readonly assignments = new Map<string, AssignmentState>();
   /** Pods their node let go of, by uid, with the node: their assignment subjects can go. */
   private readonly purgeable = new Map<string, string>();
+  /** Each node's readiness at the last pass, to record its transitions. */
+  private readonly readiness = new Map<string, boolean>();
   private subscriptions: Subscription[] = [];
   private ready = false;
   private dirty = false;
@@ -112,7 +114,62 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     );
   }
 
+  /**
+   * The node lifecycle controller's part: a node turns NotReady (and unreachable-tainted)
+   * once its heartbeats stop for the grace period, with a NodeNotReady event, and NodeReady
+   * when they return; the pods of an unreachable node are evicted once they stop tolerating
+   * it. Everything follows from heartbeat times in the log, so a restarted scheduler decides
+   * the same.
+   */
+  private async nodeLifecycle(): Promise<void> {
+    const now = Date.now();
+    const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
+    for (const node of this.nodes.list()) {
+      const ready = isNodeReady(node, now, graceMs);
+      const before = this.readiness.get(node.name);
+      this.readiness.set(node.name, ready);
+      if (before !== undefined && before !== ready) {
+        const [reason, message] = ready
+          ? ['NodeReady', `Node ${node.name} status is now: NodeReady`]
+          : ['NodeNotReady', `Node ${node.name} status is now: NodeNotReady`];
+        this.logger.log(message);
+        await this.bus
+          .publish(
+            SUBJECTS.nodeLifecycleEvents(node.name),
+            'NodeEvent',
+            { nodeName: node.name, eventType: ready ? 'Normal' : 'Warning', reason, message, observedAt: new Date(now).toISOString() },
+            { correlationId: node.name },
+          )
+          .catch((error: unknown) => this.logger.warn(`node event not recorded: ${(error as Error).message}`));
+      }
+      if (ready) continue;
+      const taintedSince = node.lastHeartbeatMs + graceMs;
+      for (const pod of this.pods.list()) {
+        if (pod.nodeName !== node.name || pod.mirror || pod.deletion) continue;
+        const due = evictionTimeMs(pod.manifest.spec, taintedSince, this.config.EVICTION_TOLERATION_SECONDS);
+        if (due === undefined || now < due) continue;
+        try {
+          await this.bus.publish(
+            SUBJECTS.pod(pod.namespace, pod.name),
+            'PodEvicted',
+            {
+              uid: pod.uid,
+              gracePeriodSeconds: pod.manifest.spec.terminationGracePeriodSeconds ?? 30,
+              deletionTimestamp: new Date(now).toISOString().replace(/\.\d+Z$/, 'Z'),
+              message: `Taint manager: deleting due to NoExecute taint node.kubernetes.io/unreachable on node ${node.name}`,
+            },
+            { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq },
+          );
+          this.logger.log(`evicted ${podRef(pod)} from unreachable node ${node.name}`);
+        } catch (error) {
+          if (!(error instanceof SequenceConflictError)) throw error;
+        }
+      }
+    }
+  }
+
   private async pass(): Promise<void> {
+    await this.nodeLifecycle().catch((error: unknown) => this.logger.error(`node lifecycle failed: ${(error as Error).message}`));
     const candidates = this.candidates();
     for (const pod of this.pods.list()) {
       // A mirror's static pod runs from its node's own files: no scheduling, no node work.

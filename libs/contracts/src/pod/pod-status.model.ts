@@ -5,7 +5,7 @@
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
 export interface PodCondition {
-  type: 'PodScheduled' | 'Initialized' | 'ContainersReady' | 'Ready';
+  type: 'PodScheduled' | 'Initialized' | 'ContainersReady' | 'Ready' | 'DisruptionTarget';
   status: 'True' | 'False' | 'Unknown';
   reason?: string;
   message?: string;

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { NodeObject, Pod } from '#contracts';
+import type { KubeEvent } from '#domain';
+import { Cluster, uniqueName } from '../harness/cluster.js';
+import { waitFor } from '../harness/processes.js';
+
+const GRACE = 3;
+const TOLERATION = 3;
+
+/** A node whose agent stops: NotReady, unreachable taint, eviction; and back again. */
+describe('node lifecycle', () => {
+  let cluster: Cluster;
+  const node = uniqueName('life-node');
+
+  before(async () => {
+    cluster = await Cluster.start({ NODE_GRACE_SECONDS: String(GRACE), EVICTION_TOLERATION_SECONDS: String(TOLERATION) });
+    await cluster.startAgent(node);
+  });
+
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  const ready = async (): Promise<string | undefined> =>
+    (await cluster.request<NodeObject>('GET', `/api/v1/nodes/${node}`)).body.status.conditions?.find((c) => c.type === 'Ready')?.status;
+  const events = async (reason: string): Promise<KubeEvent[]> =>
+    (await cluster.request<{ items: KubeEvent[] }>('GET', `/api/v1/events?fieldSelector=reason=${reason}`)).body.items.filter(
+      (e) => e.involvedObject.name === node,
+    );
+
+  it('turns the node NotReady with the unreachable taint, evicts its pods after the toleration, and stops them when the agent returns', async () => {
+    const sleeper = (name: string, tolerations?: unknown[]): object => ({
+      metadata: { name },
+      spec: {
+        nodeName: node,
+        terminationGracePeriodSeconds: 2,
+        ...(tolerations ? { tolerations } : {}),
+        containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '600'] }],
+      },
+    });
+    await cluster.createPod('default', sleeper('evicted'));
+    // Its own tolerationSeconds wins over the default.
+    await cluster.createPod(
+      'default',
+      sleeper('patient', [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 3600 }]),
+    );
+    const evicted = await cluster.waitForRunning('default', 'evicted');
+    await cluster.waitForRunning('default', 'patient');
+    const stoppedAt = Date.now();
+    await cluster.agents.get(node)?.process.stop('SIGKILL');
+
+    await waitFor('the node to turn NotReady', async () => (await ready()) === 'Unknown', 30_000);
+    assert.ok(Date.now() - stoppedAt >= GRACE * 1000 - 500, 'not before the grace period');
+    const { body: down } = await cluster.request<NodeObject>('GET', `/api/v1/nodes/${node}`);
+    assert.deepEqual(
+      down.spec.taints?.map((t) => `${t.key}:${t.effect}`),
+      ['node.kubernetes.io/unreachable:NoSchedule', 'node.kubernetes.io/unreachable:NoExecute'],
+    );
+    await waitFor('a NodeNotReady event', async () => (await events('NodeNotReady')).length > 0, 30_000);
+
+    const marked = await cluster.waitForPod('default', 'evicted', 'marked for deletion', (p) => p.metadata.deletionTimestamp !== undefined, 30_000);
+    assert.equal(marked.status.conditions?.find((c) => c.type === 'DisruptionTarget')?.reason, 'DeletionByTaintManager');
+    const patient = await cluster.getPod('default', 'patient');
+    assert.equal(patient?.metadata.deletionTimestamp, undefined, 'a pod that tolerates the taint longer stays');
+    // The evicted pod's containers still run: nobody is there to stop them.
+    assert.equal((await cluster.podContainers(node, evicted.metadata.uid ?? '')).length, 2);
+
+    await cluster.startAgent(node);
+    await waitFor('the node to be Ready again', async () => (await ready()) === 'True', 30_000);
+    await waitFor('a NodeReady event', async () => (await events('NodeReady')).length > 0, 30_000);
+    await cluster.waitForGone('default', 'evicted', 60_000);
+    assert.deepEqual(await cluster.podContainers(node, evicted.metadata.uid ?? ''), []);
+    const back = await cluster.waitForPod('default', 'patient', 'running', (p: Pod) => p.status.phase === 'Running');
+    assert.equal(back.metadata.deletionTimestamp, undefined);
+  });
+});
