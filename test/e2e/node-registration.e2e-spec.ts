@@ -64,4 +64,31 @@ describe('node registration', () => {
     assert.equal(intolerant.spec.nodeName, undefined);
     assert.equal(intolerant.status.phase, 'Pending');
   });
+
+  it('cordons and uncordons the node from jetctl: no new pods while cordoned, the running ones stay', async () => {
+    const running = await cluster.waitForRunning('default', 'tolerant');
+    const cordoned = await cluster.jetctl('cordon', node);
+    assert.equal(cordoned.code, 0, cordoned.stderr);
+    assert.match(cordoned.stdout, new RegExp(`node/${node} cordoned`));
+    const listed = await cluster.jetctl('get', 'nodes');
+    assert.match(listed.stdout, new RegExp(`${node}\\s+Ready,SchedulingDisabled`));
+    await cluster.createPod('default', {
+      metadata: { name: 'while-cordoned' },
+      spec: {
+        terminationGracePeriodSeconds: 2,
+        tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }],
+        containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '600'] }],
+      },
+    });
+    const waiting = await cluster.waitForPod('default', 'while-cordoned', 'unschedulable', (p) =>
+      (p.status.conditions ?? []).some((c) => c.type === 'PodScheduled' && c.message === '0/1 nodes are available: 1 node(s) were unschedulable.'),
+    );
+    assert.equal(waiting.spec.nodeName, undefined);
+    assert.equal((await cluster.getPod('default', 'tolerant'))?.status.containerStatuses?.[0]?.containerID, running.status.containerStatuses?.[0]?.containerID);
+    const uncordoned = await cluster.jetctl('uncordon', node);
+    assert.equal(uncordoned.code, 0, uncordoned.stderr);
+    await cluster.waitForRunning('default', 'while-cordoned');
+    const forbidden = await cluster.request('PATCH', `/api/v1/nodes/${node}`, { metadata: { labels: { x: 'y' } } }, 'application/merge-patch+json');
+    assert.equal(forbidden.status, 422);
+  });
 });

@@ -38,6 +38,7 @@ export interface HttpResult<T> {
 export class Cluster {
   readonly docker = new Docker();
   readonly agents = new Map<string, { process: ManagedProcess; port: number; rootDir: string }>();
+  private readonly extraSchedulers: ManagedProcess[] = [];
   private constructor(
     readonly nats: NatsServer,
     public api: ManagedProcess,
@@ -60,6 +61,14 @@ export class Cluster {
       throw error;
     }
     return new Cluster(nats, api, `http://127.0.0.1:${apiPort}`, scheduler);
+  }
+
+  /** Starts one more scheduler against the same NATS (stopped with the cluster). */
+  async startExtraScheduler(env: Record<string, string> = {}): Promise<ManagedProcess> {
+    const scheduler = startApp('scheduler', `scheduler ${this.extraSchedulers.length + 2}`, { NATS_URL: this.nats.url, ...FAST, ...env });
+    this.extraSchedulers.push(scheduler);
+    await scheduler.waitForLine(/scheduler running/);
+    return scheduler;
   }
 
   /** Stops the API and starts a fresh one on the same port: its projection is rebuilt from the log. */
@@ -150,7 +159,7 @@ export class Cluster {
   /** Removes every container of the given nodes, then stops all processes and NATS. */
   async stop(): Promise<void> {
     await Promise.all([...this.agents.values()].map((a) => a.process.stop()));
-    await Promise.all([this.api.stop(), this.scheduler.stop()]);
+    await Promise.all([this.api.stop(), this.scheduler.stop(), ...this.extraSchedulers.map((s) => s.stop())]);
     for (const node of this.agents.keys()) {
       for (const c of await this.containersOf(node))
         await this.docker

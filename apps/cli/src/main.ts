@@ -14,6 +14,7 @@ Usage:
   jetctl get pod NAME [-n NS] [-o json|yaml]
   jetctl get nodes [-o wide|json|yaml]
   jetctl delete pod NAME [-n NS] [--grace-period N]
+  jetctl cordon NODE | uncordon NODE   stop or resume scheduling new pods onto a node
   jetctl logs POD [-c CONTAINER] [-f] [-p|--previous] [--tail N] [--timestamps] [--since 5m] [-n NS]
 
 Flags:
@@ -126,6 +127,7 @@ async function get(client: ApiClient, args: Args): Promise<void> {
     case 'nodes':
     case 'no': {
       type NodeView = {
+        spec?: { unschedulable?: boolean };
         metadata: { name: string; creationTimestamp?: string };
         status: {
           conditions?: Array<{ type: string; status: string }>;
@@ -144,7 +146,7 @@ async function get(client: ApiClient, args: Args): Promise<void> {
             const ready = n.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
             return [
               n.metadata.name,
-              ready ? 'Ready' : 'NotReady',
+              `${ready ? 'Ready' : 'NotReady'}${n.spec?.unschedulable ? ',SchedulingDisabled' : ''}`,
               n.status.nodeInfo.kubeletVersion,
               ...(wide
                 ? [
@@ -243,6 +245,19 @@ async function main(argv: string[]): Promise<number> {
     case 'get':
       await get(client, args);
       return 0;
+    case 'cordon':
+    case 'uncordon': {
+      const node = args.positional[1];
+      if (!node) throw new UsageError(`usage: jetctl ${command} NODE`);
+      await client.request(
+        'PATCH',
+        `/api/v1/nodes/${encodeURIComponent(node)}`,
+        { spec: { unschedulable: command === 'cordon' } },
+        'application/strategic-merge-patch+json',
+      );
+      console.log(`node/${node} ${command}ed`);
+      return 0;
+    }
     case 'delete':
       await remove(client, args);
       return 0;

@@ -85,6 +85,7 @@ const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
   NodeHeartbeat: { nodeName: 'node-1', renewTime: TIME, runningPods: 3 },
   NodeEvent: { nodeName: 'node-1', eventType: 'Warning', reason: 'FailedStaticPod', message: 'web.yaml: spec.containers: Required value', observedAt: TIME },
   MirrorPodUpdated: { pod: manifest() },
+  NodeSpecChanged: { nodeName: 'node-1', unschedulable: true },
   PodEvicted: { uid: UID, gracePeriodSeconds: 30, deletionTimestamp: TIME, message: 'Taint manager: deleting due to NoExecute taint' },
 };
 
@@ -116,7 +117,7 @@ function causesOf(fn: () => unknown): FieldCause[] {
 describe('decodeEnvelope', () => {
   it('has a test payload for each of the 14 message types', () => {
     assert.deepEqual(Object.keys(PAYLOADS).sort(), Object.keys(MESSAGES).sort());
-    assert.equal(Object.keys(MESSAGES).length, 15);
+    assert.equal(Object.keys(MESSAGES).length, 16);
   });
 
   for (const type of Object.keys(MESSAGES) as MessageType[]) {

@@ -26,6 +26,7 @@ export * from './messages/pod-event.event.js';
 export * from './messages/node-registered.event.js';
 export * from './messages/node-heartbeat.event.js';
 export * from './messages/node-event.event.js';
+export * from './messages/node-spec-changed.event.js';
 export * from './messages/mirror-pod-updated.event.js';
 export * from './config.js';
 export * from './logs/pod-log-options.model.js';

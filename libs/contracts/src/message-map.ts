@@ -4,6 +4,7 @@ import { NodeHeartbeatEvent } from './messages/node-heartbeat.event.js';
 import { NodeRegisteredEvent } from './messages/node-registered.event.js';
 import { MirrorPodUpdatedEvent } from './messages/mirror-pod-updated.event.js';
 import { NodeEventEvent } from './messages/node-event.event.js';
+import { NodeSpecChangedEvent } from './messages/node-spec-changed.event.js';
 import { PodAssignedEvent } from './messages/pod-assigned.event.js';
 import { PodCreatedEvent } from './messages/pod-created.event.js';
 import { PodDeletionRequestedEvent } from './messages/pod-deletion-requested.event.js';
@@ -31,6 +32,7 @@ export const MESSAGES = {
   NodeRegistered: { version: 1, data: NodeRegisteredEvent },
   NodeHeartbeat: { version: 1, data: NodeHeartbeatEvent },
   NodeEvent: { version: 1, data: NodeEventEvent },
+  NodeSpecChanged: { version: 1, data: NodeSpecChangedEvent },
   MirrorPodUpdated: { version: 1, data: MirrorPodUpdatedEvent },
 } as const satisfies Record<string, { version: number; data: ClassConstructor<object> }>;
 

@@ -44,6 +44,8 @@ export const SUBJECTS = {
   allAssignments: `${PREFIX}.assign.>`,
   /** NodeRegistered, written only by that node's agent. */
   nodeRegistration: (node: string): string => `${PREFIX}.nodes.${token(node)}.registration`,
+  /** NodeSpecChanged (cordon), written only by the api. */
+  nodeSpec: (node: string): string => `${PREFIX}.nodes.${token(node)}.spec`,
   /** NodeHeartbeat, written only by that node's agent. */
   nodeHeartbeat: (node: string): string => `${PREFIX}.nodes.${token(node)}.heartbeat`,
   allNodes: `${PREFIX}.nodes.>`,

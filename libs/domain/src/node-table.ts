@@ -15,14 +15,17 @@ export interface NodeRecord {
 /** Folds the nodes stream into the current nodes. Pure. */
 export class NodeTable {
   private readonly nodes = new Map<string, NodeRecord>();
+  /** Cordons by node, kept apart from registrations, which the agent rewrites. */
+  private readonly cordoned = new Map<string, boolean>();
 
   apply(envelope: AnyEnvelope, seq: number): NodeRecord | undefined {
     switch (envelope.type) {
       case 'NodeRegistered': {
         const existing = this.nodes.get(envelope.data.nodeName);
+        const cordoned = this.cordoned.get(envelope.data.nodeName);
         const record: NodeRecord = {
           name: envelope.data.nodeName,
-          node: envelope.data.node,
+          node: cordoned === undefined ? envelope.data.node : { ...envelope.data.node, spec: { ...envelope.data.node.spec, unschedulable: cordoned } },
           resourceVersion: seq,
           lastHeartbeatMs: Math.max(existing?.lastHeartbeatMs ?? 0, Date.parse(envelope.time)),
           runningPods: existing?.runningPods ?? 0,
@@ -35,6 +38,14 @@ export class NodeTable {
         if (!record) return undefined;
         record.lastHeartbeatMs = Math.max(record.lastHeartbeatMs, Date.parse(envelope.data.renewTime));
         record.runningPods = envelope.data.runningPods;
+        record.resourceVersion = Math.max(record.resourceVersion, seq);
+        return record;
+      }
+      case 'NodeSpecChanged': {
+        this.cordoned.set(envelope.data.nodeName, envelope.data.unschedulable);
+        const record = this.nodes.get(envelope.data.nodeName);
+        if (!record) return undefined;
+        record.node = { ...record.node, spec: { ...record.node.spec, unschedulable: envelope.data.unschedulable } };
         record.resourceVersion = Math.max(record.resourceVersion, seq);
         return record;
       }

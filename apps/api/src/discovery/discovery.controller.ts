@@ -27,7 +27,7 @@ export class DiscoveryController {
         { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['create', 'delete', 'get', 'list', 'patch', 'update'], shortNames: ['po'] },
         { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
         { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['list'], shortNames: ['ev'] },
-        { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', verbs: ['get', 'list'], shortNames: ['no'] },
+        { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', verbs: ['get', 'list', 'patch'], shortNames: ['no'] },
       ],
     };
   }

@@ -1,15 +1,18 @@
-import { Controller, Get, Inject, Param } from '@nestjs/common';
-import { nodeView } from '#domain';
+import { Body, Controller, Get, Headers, Inject, Param, Patch } from '@nestjs/common';
+import { BUS, type Bus } from '#bus';
+import { SUBJECTS } from '#contracts';
+import { mergePatch, nodeView, strategicMergePatch } from '#domain';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import { ProjectionService } from '../projection/projection.service.js';
 
-/** Kubernetes core/v1 nodes, read-only: agents register them over the bus. */
+/** Kubernetes core/v1 nodes: agents register them over the bus; operators may cordon them. */
 @Controller('api/v1/nodes')
 export class NodesController {
   constructor(
     @Inject(API_CONFIG) private readonly config: ApiConfig,
+    @Inject(BUS) private readonly bus: Bus,
     private readonly projection: ProjectionService,
   ) {}
 
@@ -27,5 +30,46 @@ export class NodesController {
     const record = this.projection.nodes.get(name);
     if (!record) throw KubeStatusException.notFound('nodes', name);
     return nodeView(record, Date.now(), this.config.NODE_GRACE_SECONDS * 1000);
+  }
+
+  /**
+   * Cordon and uncordon, as `kubectl cordon` sends them: a merge or strategic merge patch of
+   * `spec.unschedulable`. Everything else about a node is its agent's to say.
+   */
+  @Patch(':name')
+  async patch(@Param('name') name: string, @Headers('content-type') contentType: string | undefined, @Body() body: unknown): Promise<object> {
+    const record = this.projection.nodes.get(name);
+    if (!record) throw KubeStatusException.notFound('nodes', name);
+    const type = (contentType ?? '').split(';')[0]?.trim();
+    if (type !== 'application/merge-patch+json' && type !== 'application/strategic-merge-patch+json') {
+      throw new KubeStatusException(
+        415,
+        'UnsupportedMediaType',
+        'the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json',
+      );
+    }
+    const current = nodeView(record, Date.now(), this.config.NODE_GRACE_SECONDS * 1000);
+    const patched = (type === 'application/merge-patch+json' ? mergePatch(current, body) : strategicMergePatch(current, body)) as typeof current;
+    const unschedulable = patched.spec?.unschedulable ?? false;
+    const rest = (n: typeof current): string =>
+      JSON.stringify({ ...n, spec: { ...n.spec, unschedulable: undefined }, metadata: { ...n.metadata, resourceVersion: undefined } });
+    if (typeof unschedulable !== 'boolean' || rest(patched) !== rest(current)) {
+      throw KubeStatusException.invalid('nodes', name, [
+        {
+          field: 'spec',
+          reason: 'FieldValueForbidden',
+          message: "Forbidden: only spec.unschedulable may be changed through the API; the rest is the node agent's",
+        },
+      ]);
+    }
+    if (unschedulable !== (current.spec.unschedulable ?? false)) {
+      await this.bus.publish(SUBJECTS.nodeSpec(name), 'NodeSpecChanged', { nodeName: name, unschedulable }, { correlationId: name });
+      // Read your write: the nodes projection follows the stream.
+      const deadline = Date.now() + this.config.WRITE_TIMEOUT_SECONDS * 1000;
+      while ((this.projection.nodes.get(name)?.node.spec.unschedulable ?? false) !== unschedulable && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+    return this.get(name);
   }
 }
