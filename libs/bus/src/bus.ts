@@ -121,12 +121,30 @@ export class Bus {
         });
         const jsm = await jetstreamManager(nc);
         if (attempt > 1) logger.log(`connected to ${options.servers} after ${attempt} attempts`);
-        return new Bus(nc, jetstream(nc), jsm, options.source);
+        const bus = new Bus(nc, jetstream(nc), jsm, options.source);
+        void bus.watchConnection();
+        return bus;
       } catch (error) {
         if (signal?.aborted) throw new BusError('connect aborted', { cause: error });
         logger.warn(`cannot reach NATS at ${options.servers} (attempt ${attempt}): ${(error as Error).message}; retrying in ${delay} ms`);
         await sleep(delay);
         delay = Math.min(delay * 2, maxDelay);
+      }
+    }
+  }
+
+  /** False while the connection is down (the client reconnects on its own, with back-off). */
+  connected = true;
+
+  /** Logs losing and regaining the server, and keeps `connected` current. */
+  private async watchConnection(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type === 'disconnect') {
+        this.connected = false;
+        this.logger.warn('lost the NATS connection; reconnecting');
+      } else if (status.type === 'reconnect') {
+        this.connected = true;
+        this.logger.log('NATS connection is back');
       }
     }
   }
