@@ -94,6 +94,7 @@ export class AgentConfig {
   @Min(0.1)
   HTTP_CHECK_FREQUENCY_SECONDS: number = 20;
 
-  @IsIn(['docker'])
-  RUNTIME: string = 'docker';
+  /** The container runtime: the Docker engine, or `fake` (in memory, no containers: a hollow node). */
+  @IsIn(['docker', 'fake'])
+  RUNTIME: 'docker' | 'fake' = 'docker';
 }

@@ -1,7 +1,6 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { BusModule } from '#bus';
-import { loadConfig } from '#contracts';
-import { DockerRuntime } from '#runtime';
+import { DockerRuntime, FakeRuntime, type ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from './agent.constants.js';
 import { AgentConfig } from './agent.config.js';
 import { DesiredStateService } from './desired/desired-state.service.js';
@@ -20,34 +19,47 @@ import { PodExecutor } from './reconcile/pod-executor.js';
 import { ReconcilerService } from './reconcile/reconciler.service.js';
 import { StatusReporter } from './status/status-reporter.service.js';
 
-const config = loadConfig(AgentConfig);
+/** The runtime the config names: the Docker engine, or the in-memory one of a hollow node. */
+function createRuntime(config: AgentConfig, nodeIndex: number): ContainerRuntime {
+  return config.RUNTIME === 'fake' ? new FakeRuntime({ nodeIndex }) : new DockerRuntime();
+}
 
-@Module({
-  imports: [
-    BusModule.forRoot(() => ({
-      servers: config.NATS_URL,
-      name: `jetlet-agent-${config.NODE_NAME}`,
-      source: { component: 'agent', node: config.NODE_NAME },
-    })),
-  ],
-  controllers: [AgentHttpController],
-  providers: [
-    { provide: AGENT_CONFIG, useValue: config },
-    { provide: RUNTIME, useFactory: () => new DockerRuntime() },
-    DesiredStateService,
-    NodeService,
-    StatusReporter,
-    EventRecorder,
-    HandlerRunner,
-    TerminationMessages,
-    ProberService,
-    StaticPodSource,
-    PodExecutor,
-    ReconcilerService,
-    PlegService,
-    { provide: PodStartTracker, useFactory: () => new PodStartTracker() },
-    ContainerLogs,
-    LogResponder,
-  ],
-})
-export class AgentModule {}
+/**
+ * One node's agent. A dynamic module over an already validated config, so one process can
+ * host many agents (hollow nodes), each in an application context of its own.
+ */
+@Module({})
+export class AgentModule {
+  /** `nodeIndex` picks a hollow node's block of fake pod IPs; a Docker node ignores it. */
+  static forConfig(config: AgentConfig, nodeIndex = 0): DynamicModule {
+    return {
+      module: AgentModule,
+      imports: [
+        BusModule.forRoot(() => ({
+          servers: config.NATS_URL,
+          name: `jetlet-agent-${config.NODE_NAME}`,
+          source: { component: 'agent', node: config.NODE_NAME },
+        })),
+      ],
+      controllers: [AgentHttpController],
+      providers: [
+        { provide: AGENT_CONFIG, useValue: config },
+        { provide: RUNTIME, useFactory: () => createRuntime(config, nodeIndex) },
+        DesiredStateService,
+        NodeService,
+        StatusReporter,
+        EventRecorder,
+        HandlerRunner,
+        TerminationMessages,
+        ProberService,
+        StaticPodSource,
+        PodExecutor,
+        ReconcilerService,
+        PlegService,
+        { provide: PodStartTracker, useFactory: () => new PodStartTracker() },
+        ContainerLogs,
+        LogResponder,
+      ],
+    };
+  }
+}

@@ -2,3 +2,4 @@ export * from './container-runtime.port.js';
 export * from './docker.runtime.js';
 export * from './runtime.errors.js';
 export * from './log-frames.js';
+export * from './fake.runtime.js';

@@ -1,0 +1,21 @@
+import { IsInt, Matches, Max, Min } from 'class-validator';
+import { DNS1123_SUBDOMAIN } from '#contracts';
+
+/** The hollow-node process's own configuration; every agent in it also reads AgentConfig from the same environment. */
+export class HollowConfig {
+  /** How many hollow agents this process runs. */
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  HOLLOW_NODES: number = 1;
+
+  /** Node names are `${HOLLOW_PREFIX}-${i}`. */
+  @Matches(DNS1123_SUBDOMAIN, { message: 'HOLLOW_PREFIX must be a lowercase RFC 1123 subdomain' })
+  HOLLOW_PREFIX: string = 'hollow';
+
+  /** The first `i`, so several processes can share a prefix (and the fake pod range, one /24 per i). */
+  @IsInt()
+  @Min(0)
+  @Max(1023)
+  HOLLOW_FIRST_INDEX: number = 0;
+}

@@ -1,0 +1,75 @@
+import 'reflect-metadata';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NestFactory } from '@nestjs/core';
+import type { INestApplicationContext } from '@nestjs/common';
+import { loadConfig } from '#contracts';
+import { createLogger } from '#observability';
+import { AgentConfig } from './agent.config.js';
+import { AgentModule } from './agent.module.js';
+import { HollowConfig } from './hollow.config.js';
+
+/** Agents started at once: each connects to NATS and ensures the streams, which the server serialises. */
+const START_CONCURRENCY = 25;
+
+/**
+ * Hollow nodes, as kubemark's HollowNode: HOLLOW_NODES real agents in one process, each
+ * with its own NATS connection, registration, heartbeats, desired state, reconciler and
+ * PLEG, over the in-memory FakeRuntime. No HTTP servers (application contexts only), no
+ * Docker. The rest of the environment (NATS_URL, HEARTBEAT_SECONDS, ...) is shared.
+ */
+async function bootstrap(): Promise<void> {
+  const logger = createLogger('hollow');
+  // Bad variables fail here, listed, before any agent starts.
+  const hollow = loadConfig(HollowConfig);
+  const rootDir = process.env.AGENT_ROOT_DIR || join(tmpdir(), 'jetlet-hollow');
+  const nodes = Array.from({ length: hollow.HOLLOW_NODES }, (_, i) => hollow.HOLLOW_FIRST_INDEX + i);
+  const configs = nodes.map((i) => {
+    const name = `${hollow.HOLLOW_PREFIX}-${i}`;
+    return { i, config: loadConfig(AgentConfig, { ...process.env, NODE_NAME: name, RUNTIME: 'fake', AGENT_ROOT_DIR: join(rootDir, name) }) };
+  });
+
+  const contexts: INestApplicationContext[] = [];
+  let stopping: Promise<void> | undefined;
+  const stopAll = (): Promise<void> =>
+    (stopping ??= (async () => {
+      // One handler for the whole process: each context closes as a single agent's would on SIGTERM.
+      const results = await Promise.allSettled(contexts.map((c) => c.close()));
+      for (const r of results) if (r.status === 'rejected') logger.error(`closing an agent failed: ${String(r.reason)}`, 'Hollow');
+      await Promise.all(configs.map(({ config }) => rm(config.AGENT_ROOT_DIR, { recursive: true, force: true })));
+    })());
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      logger.log(`${signal}: stopping ${contexts.length} hollow nodes`, 'Hollow');
+      stopAll().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
+
+  const startedAt = performance.now();
+  const queue = [...configs];
+  const worker = async (): Promise<void> => {
+    for (let next = queue.shift(); next !== undefined && stopping === undefined; next = queue.shift()) {
+      const context = await NestFactory.createApplicationContext(AgentModule.forConfig(next.config, next.i), { logger, abortOnError: false });
+      contexts.push(context);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, configs.length) }, worker));
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+  if (stopping !== undefined) return;
+  const first = configs[0]?.config.NODE_NAME;
+  const last = configs.at(-1)?.config.NODE_NAME;
+  logger.log(`${contexts.length} hollow nodes running (${first} .. ${last}) in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`, 'Hollow');
+}
+
+bootstrap().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
