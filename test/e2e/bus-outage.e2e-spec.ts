@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Cluster, uniqueName } from '../harness/cluster.js';
-import { sleep } from '../harness/processes.js';
+import { sleep, waitFor } from '../harness/processes.js';
 import { TcpProxy } from '../harness/tcp-proxy.js';
 
 /** An agent that loses the bus keeps its pods running, and catches up when the bus returns. */
@@ -43,5 +43,34 @@ describe('bus outage at one agent', () => {
     await cluster.agents.get(node)?.process.waitForLine(/NATS connection is back/, 60_000);
     await cluster.waitForRunning('default', 'missed', 60_000);
     assert.deepEqual((await cluster.podContainers(node, before.metadata.uid ?? '')).map((c) => c.Id).sort(), containers);
+  });
+
+  it('keeps retrying registration while the bus is unreachable, says so on /healthz, and registers once it answers', async () => {
+    const late = uniqueName('late-node');
+    const cut = await TcpProxy.start(Number(new URL(cluster.nats.url).port));
+    await cut.break();
+    try {
+      const agent = await cluster.startAgent(late, { NATS_URL: `nats://127.0.0.1:${cut.port}` }, false);
+      await agent.waitForLine(/cannot reach NATS .* retrying/);
+      const health = await waitFor('the startup health answer', async () => fetch(`${cluster.agentUrl(late)}/healthz`).catch(() => undefined));
+      assert.equal(health.status, 503);
+      assert.match(await health.text(), new RegExp(`registering node ${late}: waiting for the bus`));
+      assert.equal((await cluster.request('GET', `/api/v1/nodes/${late}`)).status, 404);
+
+      await cut.restore();
+      await agent.waitForLine(/desired state rebuilt/, 60_000);
+      await waitFor('the node to register', async () => (await cluster.request('GET', `/api/v1/nodes/${late}`)).status === 200, 30_000);
+      const healthy = await waitFor(
+        '/healthz ok',
+        async () => {
+          const r = await fetch(`${cluster.agentUrl(late)}/healthz`).catch(() => undefined);
+          return r?.status === 200 ? r : undefined;
+        },
+        30_000,
+      );
+      assert.equal(healthy.status, 200);
+    } finally {
+      await cut.break();
+    }
   });
 });

@@ -79,7 +79,7 @@ export class Cluster {
   }
 
   /** Starts (or restarts) the agent of `node` and waits until its sync loop runs. */
-  async startAgent(node: string, env: Record<string, string> = {}): Promise<ManagedProcess> {
+  async startAgent(node: string, env: Record<string, string> = {}, waitUntilRunning = true): Promise<ManagedProcess> {
     const port = this.agents.get(node)?.port ?? (await freePort());
     // Each node keeps its files in a directory of its own, kept across restarts of its agent.
     const rootDir = this.agents.get(node)?.rootDir ?? mkdtempSync(join(tmpdir(), `jetlet-${node}-`));
@@ -92,7 +92,7 @@ export class Cluster {
       ...env,
     });
     this.agents.set(node, { process: agent, port, rootDir });
-    await agent.waitForLine(/desired state rebuilt/);
+    if (waitUntilRunning) await agent.waitForLine(/desired state rebuilt/);
     return agent;
   }
 
