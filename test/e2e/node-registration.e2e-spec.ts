@@ -16,6 +16,7 @@ describe('node registration', () => {
       NODE_LABELS: 'disk=ssd,topology.kubernetes.io/zone=lab-1',
       REGISTER_WITH_TAINTS: 'dedicated=batch:NoSchedule',
       MAX_PODS: '42',
+      SYSTEM_RESERVED: 'cpu=500m,memory=1Gi',
     });
   });
 
@@ -32,6 +33,9 @@ describe('node registration', () => {
     assert.equal(body.status.capacity.memory, `${memTotalKi}Ki`);
     assert.equal(body.status.capacity.pods, '42');
     assert.equal(body.status.allocatable.pods, '42');
+    // allocatable = capacity − SYSTEM_RESERVED
+    assert.equal(body.status.allocatable.cpu, `${cpus().length * 1000 - 500}m`);
+    assert.equal(body.status.allocatable.memory, `${Number(memTotalKi) - 1024 * 1024}Ki`);
   });
 
   it('carries the configured labels next to the well-known ones, and the configured taints', async () => {

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { DNS1123_SUBDOMAIN } from '#contracts';
-import { NODE_LABELS_FORMAT, TAINTS_FORMAT } from './node/node-conditions.js';
+import { NODE_LABELS_FORMAT, RESERVED_FORMAT, TAINTS_FORMAT } from './node/node-conditions.js';
 
 /** The agent's configuration, from environment variables of the same names. */
 export class AgentConfig {
@@ -62,6 +62,10 @@ export class AgentConfig {
   /** Extra node labels, `k=v,k2=v2` (the kubelet's --node-labels). */
   @Matches(NODE_LABELS_FORMAT, { message: 'NODE_LABELS must look like key=value,key2=value2' })
   NODE_LABELS: string = '';
+
+  /** Resources kept for the system, `cpu=500m,memory=1Gi,pods=0` (the kubelet's --system-reserved). */
+  @Matches(RESERVED_FORMAT, { message: 'SYSTEM_RESERVED must look like cpu=500m,memory=1Gi' })
+  SYSTEM_RESERVED: string = '';
 
   /** Taints to register with, `key=value:Effect,...` (the kubelet's --register-with-taints). */
   @Matches(TAINTS_FORMAT, { message: 'REGISTER_WITH_TAINTS must look like key=value:NoSchedule,key2:NoExecute' })

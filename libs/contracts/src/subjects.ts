@@ -53,7 +53,7 @@ export const SUBJECTS = {
   containerEvents: (node: string, uid: string): string => `${PREFIX}.events.${token(node)}.${uid}`,
   /** NodeEvent about `node` itself, written only by its agent. */
   nodeEvents: (node: string): string => `${PREFIX}.events.${token(node)}.node`,
-  /** NodeEvent about `node`'s life (NodeNotReady, NodeReady), written only by the scheduler. */
+  /** NodeEvent about `node`'s life (NodeNotReady, NodeReady) and PodEvent TaintManagerEviction, written only by the scheduler. */
   nodeLifecycleEvents: (node: string): string => `${PREFIX}.events.${token(node)}.lifecycle`,
   allContainerEvents: `${PREFIX}.events.>`,
   /**

@@ -38,7 +38,10 @@ export class TerminationMessages {
   async prepare(pod: PodRef, container: Container, attempt: number): Promise<{ hostPath: string; containerPath: string }> {
     const hostPath = this.file(pod.uid, container.name, attempt);
     await mkdir(join(this.podDir(pod.uid), 'containers', container.name), { recursive: true });
-    await writeFile(hostPath, '', { mode: 0o666 });
+    // Created once per attempt: preparing the same attempt again must not wipe what it wrote.
+    await writeFile(hostPath, '', { mode: 0o666, flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
     return { hostPath, containerPath: container.terminationMessagePath ?? '/dev/termination-log' };
   }
 

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NODE_LABELS_FORMAT, parseNodeLabels, parseTaints, pressureConditions, TAINTS_FORMAT, THRESHOLDS, type NodeReadings } from './node-conditions.js';
+import {
+  allocatableFrom,
+  NODE_LABELS_FORMAT,
+  parseNodeLabels,
+  parseTaints,
+  pressureConditions,
+  TAINTS_FORMAT,
+  THRESHOLDS,
+  type NodeReadings,
+} from './node-conditions.js';
 
 const fine: NodeReadings = {
   memoryAvailable: { ok: true, value: 8 * 2 ** 30 },
@@ -52,5 +61,29 @@ describe('node labels and taints from configuration', () => {
     ]);
     assert.ok(TAINTS_FORMAT.test('dedicated=gpu:NoSchedule'));
     assert.ok(!TAINTS_FORMAT.test('dedicated=gpu:Sometimes'));
+  });
+});
+
+describe('allocatableFrom', () => {
+  const parse = (q: string): number =>
+    q.endsWith('m')
+      ? Number(q.slice(0, -1)) / 1000
+      : q.endsWith('Ki')
+        ? Number(q.slice(0, -2)) * 1024
+        : q.endsWith('Gi')
+          ? Number(q.slice(0, -2)) * 2 ** 30
+          : Number(q);
+
+  it('subtracts what the system keeps, in Kubernetes units', () => {
+    assert.deepEqual(allocatableFrom({ cpu: '2', memory: '4194304Ki', pods: '110' }, 'cpu=500m,memory=1Gi', parse), {
+      cpu: '1500m',
+      memory: '3145728Ki',
+      pods: '110',
+    });
+  });
+
+  it('is the capacity when nothing is reserved, and never negative', () => {
+    assert.deepEqual(allocatableFrom({ cpu: '2', memory: '1024Ki', pods: '110' }, '', parse), { cpu: '2', memory: '1024Ki', pods: '110' });
+    assert.equal(allocatableFrom({ cpu: '1', memory: '1024Ki', pods: '110' }, 'cpu=2', parse).cpu, '0m');
   });
 });

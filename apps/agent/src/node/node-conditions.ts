@@ -117,3 +117,24 @@ export function parseTaints(text: string | undefined): Array<{ key: string; valu
       return { key, ...(value !== undefined && value !== '' ? { value } : {}), effect };
     });
 }
+
+export const RESERVED_FORMAT = /^$|^(cpu|memory|pods)=[0-9.]+[a-zA-Z]*(,(cpu|memory|pods)=[0-9.]+[a-zA-Z]*)*$/;
+
+/**
+ * allocatable = capacity − reserved (the kubelet's --system-reserved, `cpu=500m,memory=1Gi`),
+ * never below zero, in Kubernetes' units: cpu in millicores when reserved, memory in Ki.
+ */
+export function allocatableFrom(capacity: Record<string, string>, reserved: string, parse: (q: string) => number): Record<string, string> {
+  const minus = Object.fromEntries(
+    reserved
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => pair.split('=', 2) as [string, string]),
+  );
+  const allocatable = { ...capacity };
+  if (minus.cpu !== undefined && capacity.cpu !== undefined) allocatable.cpu = `${Math.max(0, Math.round((parse(capacity.cpu) - parse(minus.cpu)) * 1000))}m`;
+  if (minus.memory !== undefined && capacity.memory !== undefined)
+    allocatable.memory = `${Math.max(0, Math.floor((parse(capacity.memory) - parse(minus.memory)) / 1024))}Ki`;
+  if (minus.pods !== undefined && capacity.pods !== undefined) allocatable.pods = String(Math.max(0, parse(capacity.pods) - parse(minus.pods)));
+  return allocatable;
+}

@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import { SUBJECTS, type NodeObject } from '#contracts';
+import { parseQuantity } from '#domain';
 import type { ContainerRuntime, RuntimeInfo } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { DesiredStateService } from '../desired/desired-state.service.js';
-import { parseNodeLabels, parseTaints, pressureConditions, takeReadings } from './node-conditions.js';
+import { allocatableFrom, parseNodeLabels, parseTaints, pressureConditions, takeReadings } from './node-conditions.js';
 import { describeNode, detectNodeIP } from './node-info.js';
 
 const UNKNOWN_RUNTIME: RuntimeInfo = { name: 'docker', version: 'unknown', apiVersion: 'unknown', os: 'unknown', kernelVersion: 'unknown' };
@@ -48,7 +49,11 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
       ...node,
       metadata: { ...node.metadata, labels: { ...parseNodeLabels(this.config.NODE_LABELS), ...node.metadata.labels } },
       spec: { ...node.spec, ...(taints.length ? { taints } : {}) },
-      status: { ...node.status, conditions: pressureConditions(takeReadings(this.config.AGENT_ROOT_DIR)) },
+      status: {
+        ...node.status,
+        allocatable: allocatableFrom(node.status.capacity, this.config.SYSTEM_RESERVED, parseQuantity),
+        conditions: pressureConditions(takeReadings(this.config.AGENT_ROOT_DIR)),
+      },
     };
   }
 

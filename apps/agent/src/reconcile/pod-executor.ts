@@ -221,6 +221,10 @@ export class PodExecutor {
   }
 
   private async startContainer(pod: DesiredPod, container: Container, attempt: number, sandboxId: string): Promise<void> {
+    // A plan made from a list taken just before an earlier worker finished can ask again for
+    // an attempt that already ran: starting it again would run a finished container twice.
+    const existing = await this.runtime.inspectContainer(containerName(pod, container.name, attempt));
+    if (existing && existing.state !== 'created') return;
     if (!(await this.ensureImage(pod, container))) return;
     const limits = container.resources?.limits ?? {};
     const requests = container.resources?.requests ?? {};

@@ -161,6 +161,24 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
             { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq },
           );
           this.logger.log(`evicted ${podRef(pod)} from unreachable node ${node.name}`);
+          // The taint manager's event, on the scheduler's own subject of that node.
+          await this.bus
+            .publish(
+              SUBJECTS.nodeLifecycleEvents(node.name),
+              'PodEvent',
+              {
+                uid: pod.uid,
+                namespace: pod.namespace,
+                name: pod.name,
+                nodeName: node.name,
+                eventType: 'Normal',
+                reason: 'TaintManagerEviction',
+                message: `Marking for deletion Pod ${pod.namespace}/${pod.name}`,
+                observedAt: new Date(now).toISOString(),
+              },
+              { correlationId: pod.uid },
+            )
+            .catch((error: unknown) => this.logger.warn(`eviction event not recorded: ${(error as Error).message}`));
         } catch (error) {
           if (!(error instanceof SequenceConflictError)) throw error;
         }
