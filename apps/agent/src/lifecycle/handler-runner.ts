@@ -2,7 +2,8 @@ import { connect } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Container, ProbeHandler } from '#contracts';
 import type { ContainerRuntime } from '#runtime';
-import { RUNTIME } from '../agent.constants.js';
+import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
+import type { AgentConfig } from '../agent.config.js';
 
 /** How one handler run went: success, and what it said (for events). */
 export interface HandlerOutcome {
@@ -22,7 +23,10 @@ export function resolvePort(port: number | string, container: Container): number
  */
 @Injectable()
 export class HandlerRunner {
-  constructor(@Inject(RUNTIME) private readonly runtime: ContainerRuntime) {}
+  constructor(
+    @Inject(RUNTIME) private readonly runtime: ContainerRuntime,
+    @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
+  ) {}
 
   async run(handler: ProbeHandler, target: { containerId: string; podIP?: string; container: Container }, timeoutMs: number): Promise<HandlerOutcome> {
     try {
@@ -34,6 +38,8 @@ export class HandlerRunner {
           message: result.exitCode === 0 ? result.output : `command exited with ${result.exitCode}: ${result.output.trim()}`,
         };
       }
+      // A hollow node's pod IPs belong to no one: its network probes are simulated, never sent.
+      if (this.config.RUNTIME === 'fake' && (handler.httpGet || handler.tcpSocket)) return { ok: true, message: 'hollow node: simulated' };
       if (handler.httpGet) {
         const port = resolvePort(handler.httpGet.port, target.container);
         const host = handler.httpGet.host ?? target.podIP;
