@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Container } from '#contracts';
 
 /** Deterministic container names: a restarted agent finds its own work by name, never starts a twin. */
-export function sandboxName(pod: { namespace: string; name: string; uid: string }): string {
-  return `jetlet_POD_${pod.name}_${pod.namespace}_${pod.uid}_0`;
+export function sandboxName(pod: { namespace: string; name: string; uid: string }, attempt = 0): string {
+  return `jetlet_POD_${pod.name}_${pod.namespace}_${pod.uid}_${attempt}`;
 }
 
 export function containerName(pod: { namespace: string; name: string; uid: string }, container: string, attempt: number): string {

@@ -137,7 +137,7 @@ describe('planReconcile', () => {
 
     const sut = plan([pod], [], T0);
 
-    assert.deepEqual(sut, { actions: [{ kind: 'RunSandbox', pod }] });
+    assert.deepEqual(sut, { actions: [{ kind: 'RunSandbox', pod, attempt: 0 }] });
   });
 
   it('starts every container at attempt 0 once the sandbox runs, as no restart', () => {
@@ -647,5 +647,26 @@ describe('planReconcile: several pods', () => {
       sut.actions.map((a) => a.pod.uid),
       [UID_ORPHAN, UID_B],
     );
+  });
+});
+
+describe('planReconcile: sandbox attempts', () => {
+  it('runs a new sandbox, numbered after the dead one, when everything of the pod is dead (an engine restart)', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const observed = [sandbox(pod, { state: 'exited', exitCode: 0, ip: undefined }), exited(pod, 'web', 2, 137, T0 + 5000)];
+
+    const sut = plan([pod], observed, T0 + 60_000);
+
+    assert.deepEqual(sut.actions, [{ kind: 'RunSandbox', pod, attempt: 1 }]);
+  });
+
+  it('removes dead sandboxes of earlier attempts once a newer one runs', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const old = sandbox(pod, { id: 'old-sandbox', state: 'exited', exitCode: 0, ip: undefined });
+    const current = sandbox(pod, { id: 'new-sandbox', labels: { ...sandbox(pod).labels, [LABELS.restartCount]: '1' } });
+
+    const sut = plan([pod], [old, current, app(pod, 'web', 3)], T0 + 60_000);
+
+    assert.deepEqual(sut.actions, [{ kind: 'RemoveContainer', pod, containerId: 'old-sandbox' }]);
   });
 });

@@ -21,7 +21,8 @@ export interface DesiredPod extends PodRef {
 export const MINIMUM_GRACE_SECONDS = 2;
 
 export type Action =
-  | { kind: 'RunSandbox'; pod: DesiredPod }
+  /** `attempt` numbers the pod's sandboxes: a dead one that cannot be removed never blocks a new one. */
+  | { kind: 'RunSandbox'; pod: DesiredPod; attempt: number }
   /**
    * `restart` is set when this replaces a dead container: the crash back-off records it,
    * starting afresh (`fresh`) when the spec changed, as the kubelet keys back-off by spec hash.
@@ -74,6 +75,11 @@ function killAll(pod: PodRef | DesiredPod, containers: RuntimeContainer[], grace
     reason,
     remove,
   };
+}
+
+function nextSandboxAttempt(observed: RuntimeContainer[]): number {
+  const attempts = observed.filter((c) => c.labels[LABELS.kind] === 'sandbox').map(attemptOf);
+  return attempts.length === 0 ? 0 : Math.max(...attempts) + 1;
 }
 
 function refFromLabels(c: RuntimeContainer): PodRef {
@@ -135,12 +141,19 @@ export function planReconcile(input: PlanInput): Plan {
               false,
             ),
           );
-        else actions.push(killAll(pod, observed, podGrace, 'SandboxChanged', true));
+        else if (observed.some((c) => c.state === 'running')) actions.push(killAll(pod, observed, podGrace, 'SandboxChanged', true));
+        // Everything is dead (an engine restart, or leftovers the engine would not remove): a
+        // new sandbox, and the containers restart by their policy, their restart counts kept.
+        else actions.push({ kind: 'RunSandbox', pod, attempt: nextSandboxAttempt(observed) });
       } else {
-        actions.push({ kind: 'RunSandbox', pod });
+        actions.push({ kind: 'RunSandbox', pod, attempt: 0 });
       }
       continue;
     }
+    // Dead sandboxes of earlier attempts go; what the engine will not remove yet is tried again later.
+    observed
+      .filter((c) => c.labels[LABELS.kind] === 'sandbox' && c.id !== sandbox.id && c.state !== 'running')
+      .forEach((c) => actions.push({ kind: 'RemoveContainer', pod, containerId: c.id }));
     const finished = computePodStatus({ pod, manifest: pod.manifest, observed, hostIP: '', nowMs: input.nowMs, backoff: input.backoff }).phase;
     if (finished === 'Succeeded' || finished === 'Failed') {
       // Nothing runs and nothing will restart: the kubelet stops the sandbox, keeping the containers for their status and logs.

@@ -58,7 +58,7 @@ export class PodExecutor {
   async apply(action: Exclude<Action, { kind: 'ReportRemoved' | 'FinalizePod' }>): Promise<void> {
     switch (action.kind) {
       case 'RunSandbox':
-        return this.runSandbox(action.pod);
+        return this.runSandbox(action.pod, action.attempt);
       case 'StartContainer':
         return this.startContainer(action.pod, action.container, action.attempt, action.sandboxId);
       case 'KillContainer':
@@ -115,8 +115,10 @@ export class PodExecutor {
     if (action.remove) await this.removeAll(action.pod, [...action.containerIds, ...action.sandboxIds]);
   }
 
+  /** Removes a pod's containers, as many as the engine lets go of; what it refuses is tried again by a later pass. */
   async removeAll(pod: PodRef, ids: string[]): Promise<void> {
-    await Promise.all(ids.map((id) => this.runtime.removeContainer(id)));
+    const results = await Promise.allSettled(ids.map((id) => this.runtime.removeContainer(id)));
+    for (const r of results) if (r.status === 'rejected') this.logger.warn(`${podRef(pod)}: ${(r.reason as Error).message}`);
     await this.messages.removePod(pod.uid, ids);
     this.waiting.delete(pod.uid);
     this.pullBackoff.forget(`${pod.uid}/`);
@@ -133,14 +135,14 @@ export class PodExecutor {
     };
   }
 
-  private async runSandbox(pod: DesiredPod): Promise<void> {
+  private async runSandbox(pod: DesiredPod, attempt: number): Promise<void> {
     const image = this.config.POD_INFRA_IMAGE;
     if (!(await this.runtime.imagePresent(image))) await this.pull(image);
     const sandbox = await this.runtime.runPodSandbox({
-      name: sandboxName(pod),
+      name: sandboxName(pod, attempt),
       image,
       hostname: pod.name.slice(0, 63),
-      labels: { ...this.podLabels(pod), [LABELS.kind]: 'sandbox' },
+      labels: { ...this.podLabels(pod), [LABELS.kind]: 'sandbox', [LABELS.restartCount]: String(attempt) },
     });
     this.logger.log(`sandbox of ${podRef(pod)} running with IP ${sandbox.ip ?? '(none)'}`);
   }
