@@ -86,6 +86,31 @@ const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
   NodeEvent: { nodeName: 'node-1', eventType: 'Warning', reason: 'FailedStaticPod', message: 'web.yaml: spec.containers: Required value', observedAt: TIME },
   MirrorPodUpdated: { pod: manifest() },
   NodeSpecChanged: { nodeName: 'node-1', unschedulable: true },
+  BackoffRecorded: {
+    uid: UID,
+    namespace: 'default',
+    name: 'web-0',
+    nodeName: 'node-1',
+    containerName: 'nginx',
+    kind: 'CrashLoop',
+    failedAt: TIME,
+    recordedAt: TIME,
+    delayMs: 20_000,
+    baseMs: 10_000,
+    capMs: 300_000,
+    restartCount: 2,
+  },
+  ProbeResultChanged: {
+    uid: UID,
+    namespace: 'default',
+    name: 'web-0',
+    nodeName: 'node-1',
+    containerName: 'nginx',
+    containerID: 'docker://0123abcd',
+    probe: 'readiness',
+    result: 'failure',
+    observedAt: TIME,
+  },
   PodEvicted: { uid: UID, gracePeriodSeconds: 30, deletionTimestamp: TIME, message: 'Taint manager: deleting due to NoExecute taint' },
 };
 
@@ -115,9 +140,9 @@ function causesOf(fn: () => unknown): FieldCause[] {
 }
 
 describe('decodeEnvelope', () => {
-  it('has a test payload for each of the 14 message types', () => {
+  it('has a test payload for each of the 18 message types', () => {
     assert.deepEqual(Object.keys(PAYLOADS).sort(), Object.keys(MESSAGES).sort());
-    assert.equal(Object.keys(MESSAGES).length, 16);
+    assert.equal(Object.keys(MESSAGES).length, 18);
   });
 
   for (const type of Object.keys(MESSAGES) as MessageType[]) {

@@ -1,4 +1,5 @@
 import type { ClassConstructor } from 'class-transformer';
+import { BackoffRecordedEvent } from './messages/backoff-recorded.event.js';
 import { ContainerEventEvent } from './messages/container-event.event.js';
 import { NodeHeartbeatEvent } from './messages/node-heartbeat.event.js';
 import { NodeRegisteredEvent } from './messages/node-registered.event.js';
@@ -15,6 +16,7 @@ import { PodUnschedulableEvent } from './messages/pod-unschedulable.event.js';
 import { PodStatusReportedEvent } from './messages/pod-status-reported.event.js';
 import { PodUnassignedEvent } from './messages/pod-unassigned.event.js';
 import { PodUpdatedEvent } from './messages/pod-updated.event.js';
+import { ProbeResultChangedEvent } from './messages/probe-result-changed.event.js';
 
 /** Every message type, its current version and its payload class. */
 export const MESSAGES = {
@@ -34,6 +36,8 @@ export const MESSAGES = {
   NodeEvent: { version: 1, data: NodeEventEvent },
   NodeSpecChanged: { version: 1, data: NodeSpecChangedEvent },
   MirrorPodUpdated: { version: 1, data: MirrorPodUpdatedEvent },
+  BackoffRecorded: { version: 1, data: BackoffRecordedEvent },
+  ProbeResultChanged: { version: 1, data: ProbeResultChangedEvent },
 } as const satisfies Record<string, { version: number; data: ClassConstructor<object> }>;
 
 export type MessageType = keyof typeof MESSAGES;

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
-import { SUBJECTS } from '#contracts';
+import { SUBJECTS, type BackoffRecordedEvent, type MessageData, type ProbeResultChangedEvent } from '#contracts';
 import type { PodRef } from '#domain';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
@@ -21,6 +21,31 @@ export class EventRecorder {
 
   warning(pod: PodRef, reason: string, message: string, container?: string): void {
     this.record(pod, 'Warning', reason, message, container);
+  }
+
+  /**
+   * Publishes a change of the back-off book as a fact, so what the next restart or pull
+   * waits for can be explained from the log. Never throws.
+   */
+  backoff(pod: PodRef, fact: Omit<BackoffRecordedEvent, 'uid' | 'namespace' | 'name' | 'nodeName'>): void {
+    this.fact('BackoffRecorded', pod, fact);
+  }
+
+  /** Publishes a probe result that crossed its threshold, as a fact. Never throws. */
+  probeResult(pod: PodRef, fact: Omit<ProbeResultChangedEvent, 'uid' | 'namespace' | 'name' | 'nodeName'>): void {
+    this.fact('ProbeResultChanged', pod, fact);
+  }
+
+  private fact<T extends 'BackoffRecorded' | 'ProbeResultChanged'>(
+    type: T,
+    pod: PodRef,
+    fact: Omit<MessageData<T>, 'uid' | 'namespace' | 'name' | 'nodeName'>,
+  ): void {
+    const nodeName = this.config.NODE_NAME;
+    const data = { ...fact, uid: pod.uid, namespace: pod.namespace, name: pod.name, nodeName } as MessageData<T>;
+    this.bus
+      .publish(SUBJECTS.containerEvents(nodeName, pod.uid), type, data, { correlationId: pod.uid })
+      .catch((error: unknown) => this.logger.warn(`${type} not recorded: ${(error as Error).message}`));
   }
 
   private record(pod: PodRef, eventType: 'Normal' | 'Warning', reason: string, message: string, container?: string): void {

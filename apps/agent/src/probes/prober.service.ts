@@ -163,6 +163,13 @@ export class ProberService implements OnModuleDestroy {
         break;
     }
     this.states.set(id, state);
+    this.events.probeResult(worker.pod, {
+      containerName: worker.spec.name,
+      containerID: `docker://${id}`,
+      probe: worker.type,
+      result,
+      observedAt: new Date().toISOString(),
+    });
     this.onChange();
     if (worker.type === 'startup' && result === 'success') return false;
     if (result === 'failure' && (worker.type === 'liveness' || worker.type === 'startup')) {

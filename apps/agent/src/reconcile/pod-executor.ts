@@ -213,6 +213,16 @@ export class PodExecutor {
       const message = (error as Error).message;
       this.setWaiting(pod, container.name, 'ErrImagePull', message);
       this.events.warning(pod, 'Failed', `Failed to pull image "${image}": ${message}`, container.name);
+      const failedAt = new Date(failedMs).toISOString();
+      this.events.backoff(pod, {
+        containerName: container.name,
+        kind: 'ImagePull',
+        image,
+        failedAt,
+        recordedAt: failedAt,
+        delayMs: delay,
+        ...this.pullBackoff.policy,
+      });
       this.wake(Date.now() + delay);
       return false;
     }

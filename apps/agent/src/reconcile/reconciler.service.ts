@@ -165,7 +165,20 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
             break;
           case 'StartContainer':
             if (action.restart?.fresh) this.backoff.reset(action.restart.key);
-            if (action.restart) this.backoff.next(action.restart.key, action.restart.deathMs, Date.now());
+            if (action.restart) {
+              const nowMs = Date.now();
+              const delayMs = this.backoff.next(action.restart.key, action.restart.deathMs, nowMs);
+              this.events.backoff(action.pod, {
+                containerName: action.container.name,
+                kind: 'CrashLoop',
+                failedAt: new Date(action.restart.deathMs).toISOString(),
+                recordedAt: new Date(nowMs).toISOString(),
+                delayMs,
+                ...this.backoff.policy,
+                restartCount: action.attempt,
+                ...(action.restart.fresh ? { fresh: true } : {}),
+              });
+            }
             await this.executor.apply(action);
             break;
           default:
