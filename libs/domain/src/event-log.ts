@@ -74,39 +74,8 @@ export class EventLog {
     if (this.items.length > this.capacity) this.items.splice(0, this.items.length - this.capacity);
   }
 
-  /**
-   * Events in stream order, optionally of one namespace and matching a field selector of
-   * `key=value` pairs over involvedObject.{name,namespace,uid,kind}, reason and type.
-   */
-  list(namespace?: string, fieldSelector?: string): KubeEvent[] {
-    const wanted = (fieldSelector ?? '')
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean)
-      .map((p) => {
-        const [key, value] = p.split(/==?/, 2);
-        return [key ?? '', value ?? ''] as const;
-      });
-    const field = (e: KubeEvent, key: string): string | undefined => {
-      switch (key) {
-        case 'involvedObject.name':
-          return e.involvedObject.name;
-        case 'involvedObject.namespace':
-          return e.involvedObject.namespace;
-        case 'involvedObject.uid':
-          return e.involvedObject.uid;
-        case 'involvedObject.kind':
-          return e.involvedObject.kind;
-        case 'reason':
-          return e.reason;
-        case 'type':
-          return e.type;
-        case 'metadata.namespace':
-          return e.metadata.namespace;
-        default:
-          return undefined;
-      }
-    };
-    return this.items.filter((e) => (namespace === undefined || e.metadata.namespace === namespace) && wanted.every(([k, v]) => field(e, k) === v));
+  /** Events in stream order, optionally of one namespace; selectors filter them in the API. */
+  list(namespace?: string): KubeEvent[] {
+    return namespace === undefined ? [...this.items] : this.items.filter((e) => e.metadata.namespace === namespace);
   }
 }

@@ -13,3 +13,5 @@ export * from './event-log.js';
 export * from './probe-tracker.js';
 export * from './logs.js';
 export * from './node-lifecycle.js';
+export * from './selectors.js';
+export * from './selectable-fields.js';

@@ -1,6 +1,7 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import type { KubeEvent } from '#domain';
+import { eventFields, EVENT_SELECTABLE_FIELDS, type KubeEvent } from '#domain';
 import { ProjectionService } from '../projection/projection.service.js';
+import { parseListOptions, selected } from '../watch/list-options.js';
 
 interface EventList {
   kind: 'EventList';
@@ -15,17 +16,20 @@ export class EventsController {
   constructor(private readonly projection: ProjectionService) {}
 
   @Get('events')
-  listAll(@Query('fieldSelector') fieldSelector?: string): EventList {
-    return this.toList(this.projection.events.list(undefined, fieldSelector));
+  listAll(@Query() query: Record<string, unknown>): EventList {
+    return this.list(undefined, query);
   }
 
   @Get('namespaces/:namespace/events')
-  list(@Param('namespace') namespace: string, @Query('fieldSelector') fieldSelector?: string): EventList {
-    return this.toList(this.projection.events.list(namespace, fieldSelector));
+  listNamespaced(@Param('namespace') namespace: string, @Query() query: Record<string, unknown>): EventList {
+    return this.list(namespace, query);
   }
 
-  private toList(items: KubeEvent[]): EventList {
-    const last = items.at(-1)?.metadata.resourceVersion ?? '0';
-    return { kind: 'EventList', apiVersion: 'v1', metadata: { resourceVersion: last }, items };
+  private list(namespace: string | undefined, query: Record<string, unknown>): EventList {
+    const options = parseListOptions(query, EVENT_SELECTABLE_FIELDS);
+    const all = this.projection.events.list(namespace);
+    const items = all.filter((e) => selected(options, undefined, () => eventFields(e)));
+    const resourceVersion = String(Math.max(this.projection.eventsSeq, Number(all.at(-1)?.metadata.resourceVersion ?? 0)));
+    return { kind: 'EventList', apiVersion: 'v1', metadata: { resourceVersion }, items };
   }
 }

@@ -1,11 +1,12 @@
-import { Body, Controller, Get, Headers, Inject, Param, Patch } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Inject, Param, Patch, Query } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import { SUBJECTS } from '#contracts';
-import { mergePatch, nodeView, strategicMergePatch } from '#domain';
+import { mergePatch, nodeFields, nodeView, NODE_SELECTABLE_FIELDS, strategicMergePatch } from '#domain';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import { ProjectionService } from '../projection/projection.service.js';
+import { parseListOptions, selected } from '../watch/list-options.js';
 
 /** Kubernetes core/v1 nodes: agents register them over the bus; operators may cordon them. */
 @Controller('api/v1/nodes')
@@ -17,10 +18,13 @@ export class NodesController {
   ) {}
 
   @Get()
-  list(): object {
+  list(@Query() query: Record<string, unknown>): object {
+    const options = parseListOptions(query, NODE_SELECTABLE_FIELDS);
     const now = Date.now();
     const nodes = this.projection.nodes.list();
-    const items = nodes.map((n) => nodeView(n, now, this.config.NODE_GRACE_SECONDS * 1000));
+    const items = nodes
+      .map((n) => nodeView(n, now, this.config.NODE_GRACE_SECONDS * 1000))
+      .filter((n) => selected(options, n.metadata.labels, () => nodeFields(n)));
     const resourceVersion = String(Math.max(0, ...nodes.map((n) => n.resourceVersion)));
     return { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion }, items };
   }

@@ -1,6 +1,8 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import type { Pod } from '#contracts';
+import { podFields, POD_SELECTABLE_FIELDS } from '#domain';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
+import { parseListOptions, selected } from '../watch/list-options.js';
 import { PodsService } from './pods.service.js';
 
 interface PodList {
@@ -30,15 +32,21 @@ export class PodsController {
   constructor(private readonly pods: PodsService) {}
 
   @Get('pods')
-  listAll(): PodList {
-    const { items, resourceVersion } = this.pods.list();
-    return { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion }, items };
+  listAll(@Query() query: Record<string, unknown>): PodList {
+    return this.list(undefined, query);
   }
 
   @Get('namespaces/:namespace/pods')
-  list(@Param('namespace') namespace: string): PodList {
+  listNamespaced(@Param('namespace') namespace: string, @Query() query: Record<string, unknown>): PodList {
+    return this.list(namespace, query);
+  }
+
+  /** Only the pods both selectors choose: `kubectl delete pods -l app=x` must never reach another pod. */
+  private list(namespace: string | undefined, query: Record<string, unknown>): PodList {
+    const options = parseListOptions(query, POD_SELECTABLE_FIELDS);
     const { items, resourceVersion } = this.pods.list(namespace);
-    return { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion }, items };
+    const chosen = items.filter((pod) => selected(options, pod.metadata.labels, () => podFields(pod)));
+    return { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion }, items: chosen };
   }
 
   @Post('namespaces/:namespace/pods')

@@ -12,6 +12,8 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
   readonly pods = new PodProjection();
   readonly nodes = new NodeTable();
   readonly events = new EventLog(10_000);
+  /** Last events-stream sequence applied (an event list's resourceVersion). */
+  eventsSeq = 0;
   private subscriptions: Subscription[] = [];
   private waiters: Array<{ seq: number; resolve: () => void }> = [];
 
@@ -28,6 +30,7 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
       }),
       this.bus.follow(STREAMS.events, { filterSubject: SUBJECTS.allContainerEvents, from: 'all' }, (envelope, delivery) => {
         this.events.apply(envelope, delivery.seq);
+        this.eventsSeq = Math.max(this.eventsSeq, delivery.seq);
       }),
     ]);
     // Serve nothing until the projection reflects the log as it was at start.
