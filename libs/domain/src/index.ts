@@ -15,3 +15,4 @@ export * from './logs.js';
 export * from './node-lifecycle.js';
 export * from './selectors.js';
 export * from './selectable-fields.js';
+export * from './patch-meta.js';

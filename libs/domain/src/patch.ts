@@ -1,3 +1,5 @@
+import fastJsonPatch, { type Operation } from 'fast-json-patch';
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -13,33 +15,41 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return result;
 }
 
-/**
- * The list merge keys of Kubernetes' strategic merge patch for the pod fields jetlet
- * supports: a patch list merges into the current one element by element on its key.
- */
-const MERGE_KEYS: Record<string, string> = { containers: 'name', env: 'name', ports: 'containerPort' };
-
-/** Kubernetes' strategic merge patch for pods (the list merge keys above; `$patch: delete` removes an element). */
-export function strategicMergePatch(target: unknown, patch: unknown, field = ''): unknown {
-  const mergeKey = MERGE_KEYS[field];
-  if (mergeKey && Array.isArray(patch) && Array.isArray(target)) {
-    const result: unknown[] = [...(target as unknown[])];
-    for (const item of patch) {
-      if (!isObject(item)) return patch;
-      const index = result.findIndex((t) => isObject(t) && t[mergeKey] === item[mergeKey]);
-      if (item['$patch'] === 'delete') {
-        if (index >= 0) result.splice(index, 1);
-      } else if (index >= 0) result[index] = strategicMergePatch(result[index], item);
-      else result.push(item);
-    }
-    return result;
+/** Why a JSON patch could not be applied: `BadRequest` for a malformed patch, `Invalid` for a failed `test` or a path the object lacks. */
+export class JsonPatchError extends Error {
+  override readonly name = 'JsonPatchError';
+  constructor(
+    readonly reason: 'BadRequest' | 'Invalid',
+    message: string,
+  ) {
+    super(message);
   }
-  if (!isObject(patch)) return patch;
-  const result: Record<string, unknown> = isObject(target) ? { ...target } : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (key === '$patch') continue;
-    if (value === null) delete result[key];
-    else result[key] = strategicMergePatch(result[key], value, key);
-  }
-  return result;
 }
+
+const MALFORMED = new Set([
+  'SEQUENCE_NOT_AN_ARRAY',
+  'OPERATION_NOT_AN_OBJECT',
+  'OPERATION_OP_INVALID',
+  'OPERATION_PATH_INVALID',
+  'OPERATION_FROM_REQUIRED',
+  'OPERATION_VALUE_REQUIRED',
+  'OPERATION_VALUE_CANNOT_CONTAIN_UNDEFINED',
+]);
+
+/** RFC 6902 JSON patch (`add`, `remove`, `replace`, `move`, `copy`, `test`), all or nothing; inputs untouched. */
+export function jsonPatch(target: unknown, operations: unknown): unknown {
+  if (!Array.isArray(operations)) throw new JsonPatchError('BadRequest', 'a JSON patch must be a list of operations');
+  try {
+    return fastJsonPatch.applyPatch(structuredClone(target), operations as Operation[], true, false, true).newDocument;
+  } catch (error) {
+    const name = (error as { name?: string }).name ?? '';
+    const message = (error as Error).message.split('\n')[0] ?? 'invalid JSON patch';
+    if (name === 'TEST_OPERATION_FAILED') {
+      const op = (error as { operation?: { path?: string } }).operation;
+      throw new JsonPatchError('Invalid', `the server rejected our request due to an error in our request: testing value ${op?.path ?? ''} failed`);
+    }
+    throw new JsonPatchError(MALFORMED.has(name) ? 'BadRequest' : 'Invalid', message);
+  }
+}
+
+export { strategicMergePatch, StrategicMergePatchError } from './strategic-merge-patch.js';

@@ -28,7 +28,7 @@ describe('defaultPullPolicy', () => {
 });
 
 describe('applyPodDefaults', () => {
-  it('fills in apiVersion, kind, restartPolicy Always, a 30 s grace and each container pull policy', () => {
+  it('fills in apiVersion, kind, the pod-level defaults Kubernetes shows and each container pull policy', () => {
     const input = manifest([
       { name: 'app', image: 'nginx' },
       { name: 'side', image: 'busybox:1.36' },
@@ -42,10 +42,18 @@ describe('applyPodDefaults', () => {
       metadata: { name: 'web-0', namespace: 'default', labels: { app: 'web' } },
       spec: {
         containers: [
-          { name: 'app', image: 'nginx', imagePullPolicy: 'Always', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' },
+          {
+            name: 'app',
+            image: 'nginx',
+            resources: {},
+            imagePullPolicy: 'Always',
+            terminationMessagePath: '/dev/termination-log',
+            terminationMessagePolicy: 'File',
+          },
           {
             name: 'side',
             image: 'busybox:1.36',
+            resources: {},
             imagePullPolicy: 'IfNotPresent',
             terminationMessagePath: '/dev/termination-log',
             terminationMessagePolicy: 'File',
@@ -53,8 +61,33 @@ describe('applyPodDefaults', () => {
         ],
         restartPolicy: 'Always',
         terminationGracePeriodSeconds: 30,
+        dnsPolicy: 'ClusterFirst',
+        enableServiceLinks: true,
+        schedulerName: 'default-scheduler',
+        securityContext: {},
+        serviceAccountName: 'default',
+        serviceAccount: 'default',
+        priority: 0,
+        preemptionPolicy: 'PreemptLowerPriority',
       },
     });
+  });
+
+  it('defaults each port protocol to TCP and keeps a given one', () => {
+    const sut = applyPodDefaults(manifest([{ name: 'app', image: 'x:1', ports: [{ containerPort: 80 }, { containerPort: 53, protocol: 'UDP' }] }]));
+
+    assert.deepEqual(sut.spec.containers[0]?.ports, [
+      { containerPort: 80, protocol: 'TCP' },
+      { containerPort: 53, protocol: 'UDP' },
+    ]);
+  });
+
+  it('keeps the DNS policy, service links and service account the client sent', () => {
+    const sut = applyPodDefaults(manifest([{ name: 'app', image: 'x:1' }], { dnsPolicy: 'Default', enableServiceLinks: false, serviceAccount: 'default' }));
+
+    assert.equal(sut.spec.dnsPolicy, 'Default');
+    assert.equal(sut.spec.enableServiceLinks, false);
+    assert.equal(sut.spec.serviceAccountName, 'default');
   });
 
   it('keeps what the user set, a zero grace period included', () => {

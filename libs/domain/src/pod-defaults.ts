@@ -1,4 +1,4 @@
-import type { Container, FieldCause, PodManifest, Probe, ProbeHandler, PullPolicy } from '#contracts';
+import { DEFAULT_SCHEDULER_NAME, type Container, type FieldCause, type PodManifest, type Probe, type ProbeHandler, type PullPolicy } from '#contracts';
 
 /** Kubernetes' default pull policy: Always for `:latest` or no tag, IfNotPresent otherwise (digests included). */
 export function defaultPullPolicy(image: string): PullPolicy {
@@ -22,12 +22,18 @@ function defaultProbe(probe: Probe | undefined): Probe | undefined {
   };
 }
 
-/** Fills in what Kubernetes defaults on create: restart policy, grace period, pull policies, probes, termination message. */
+/**
+ * Fills in what Kubernetes defaults on create (its API defaulting and admission): restart
+ * policy, grace period, DNS policy, scheduler, service account, priority, empty security
+ * context and resources, port protocols, pull policies, probes, termination message.
+ */
 export function applyPodDefaults(manifest: PodManifest): PodManifest {
   const containers: Container[] = manifest.spec.containers.map((c) => {
     const probes = { livenessProbe: defaultProbe(c.livenessProbe), readinessProbe: defaultProbe(c.readinessProbe), startupProbe: defaultProbe(c.startupProbe) };
     return {
       ...c,
+      ...(c.ports ? { ports: c.ports.map((p) => ({ ...p, protocol: p.protocol ?? 'TCP' })) } : {}),
+      resources: c.resources ?? {},
       imagePullPolicy: c.imagePullPolicy ?? defaultPullPolicy(c.image),
       ...Object.fromEntries(Object.entries(probes).filter(([, p]) => p !== undefined)),
       terminationMessagePath: c.terminationMessagePath ?? '/dev/termination-log',
@@ -43,6 +49,14 @@ export function applyPodDefaults(manifest: PodManifest): PodManifest {
       containers,
       restartPolicy: manifest.spec.restartPolicy ?? 'Always',
       terminationGracePeriodSeconds: manifest.spec.terminationGracePeriodSeconds ?? 30,
+      dnsPolicy: manifest.spec.dnsPolicy ?? 'ClusterFirst',
+      enableServiceLinks: manifest.spec.enableServiceLinks ?? true,
+      schedulerName: manifest.spec.schedulerName ?? DEFAULT_SCHEDULER_NAME,
+      securityContext: manifest.spec.securityContext ?? {},
+      serviceAccountName: manifest.spec.serviceAccountName ?? manifest.spec.serviceAccount ?? 'default',
+      serviceAccount: manifest.spec.serviceAccount ?? manifest.spec.serviceAccountName ?? 'default',
+      priority: manifest.spec.priority ?? 0,
+      preemptionPolicy: manifest.spec.preemptionPolicy ?? 'PreemptLowerPriority',
     },
   };
 }

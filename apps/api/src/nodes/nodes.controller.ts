@@ -1,11 +1,12 @@
 import { Body, Controller, Get, Headers, Inject, Param, Patch, Query } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import { SUBJECTS } from '#contracts';
-import { mergePatch, nodeFields, nodeView, NODE_SELECTABLE_FIELDS, strategicMergePatch } from '#domain';
+import { NODE_PATCH_META, nodeFields, nodeView, NODE_SELECTABLE_FIELDS } from '#domain';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import { ProjectionService } from '../projection/projection.service.js';
+import { applyPatchBody, patchType } from '../patch/patch-body.js';
 import { parseListOptions, selected } from '../watch/list-options.js';
 
 /** Kubernetes core/v1 nodes: agents register them over the bus; operators may cordon them. */
@@ -37,23 +38,16 @@ export class NodesController {
   }
 
   /**
-   * Cordon and uncordon, as `kubectl cordon` sends them: a merge or strategic merge patch of
-   * `spec.unschedulable`. Everything else about a node is its agent's to say.
+   * Cordon and uncordon, as `kubectl cordon` sends them: a patch (JSON, merge or strategic)
+   * of `spec.unschedulable`. Everything else about a node is its agent's to say.
    */
   @Patch(':name')
   async patch(@Param('name') name: string, @Headers('content-type') contentType: string | undefined, @Body() body: unknown): Promise<object> {
     const record = this.projection.nodes.get(name);
     if (!record) throw KubeStatusException.notFound('nodes', name);
-    const type = (contentType ?? '').split(';')[0]?.trim();
-    if (type !== 'application/merge-patch+json' && type !== 'application/strategic-merge-patch+json') {
-      throw new KubeStatusException(
-        415,
-        'UnsupportedMediaType',
-        'the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json',
-      );
-    }
+    const type = patchType(contentType);
     const current = nodeView(record, Date.now(), this.config.NODE_GRACE_SECONDS * 1000);
-    const patched = (type === 'application/merge-patch+json' ? mergePatch(current, body) : strategicMergePatch(current, body)) as typeof current;
+    const patched = applyPatchBody(current, type, body, NODE_PATCH_META) as typeof current;
     const unschedulable = patched.spec?.unschedulable ?? false;
     const rest = (n: typeof current): string =>
       JSON.stringify({ ...n, spec: { ...n.spec, unschedulable: undefined }, metadata: { ...n.metadata, resourceVersion: undefined } });

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import type { Pod } from '#contracts';
-import { podFields, POD_SELECTABLE_FIELDS } from '#domain';
+import { podFields, POD_PATCH_META, POD_SELECTABLE_FIELDS } from '#domain';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
+import { applyPatchBody, patchType } from '../patch/patch-body.js';
 import { parseListOptions, selected } from '../watch/list-options.js';
 import { PodsService } from './pods.service.js';
 
@@ -62,10 +63,10 @@ export class PodsController {
 
   @Put('namespaces/:namespace/pods/:name')
   replace(@Param('namespace') namespace: string, @Param('name') name: string, @Body() body: unknown): Promise<Pod> {
-    return this.pods.update(namespace, name, body, 'replace');
+    return this.pods.update(namespace, name, () => body, true);
   }
 
-  /** merge-patch+json (RFC 7386) and strategic-merge-patch+json (what kubectl sends), as in Kubernetes. */
+  /** JSON patch, JSON merge patch and strategic merge patch (what kubectl sends), as in Kubernetes. */
   @Patch('namespaces/:namespace/pods/:name')
   patch(
     @Param('namespace') namespace: string,
@@ -73,14 +74,8 @@ export class PodsController {
     @Headers('content-type') contentType: string | undefined,
     @Body() body: unknown,
   ): Promise<Pod> {
-    const type = (contentType ?? '').split(';')[0]?.trim();
-    if (type === 'application/merge-patch+json') return this.pods.update(namespace, name, body, 'merge');
-    if (type === 'application/strategic-merge-patch+json') return this.pods.update(namespace, name, body, 'strategic');
-    throw new KubeStatusException(
-      415,
-      'UnsupportedMediaType',
-      `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json`,
-    );
+    const type = patchType(contentType);
+    return this.pods.update(namespace, name, (current) => applyPatchBody(current, type, body, POD_PATCH_META));
   }
 
   @Delete('namespaces/:namespace/pods/:name')

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BUS, SequenceConflictError, type Bus } from '#bus';
 import { ContractValidationError, parseContract, PodManifest, STREAMS, SUBJECTS, type Pod } from '#contracts';
-import { applyPodDefaults, forbiddenSpecChange, mergePatch, podSpecCauses, podView, strategicMergePatch, type PodRecord } from '#domain';
+import { applyPodDefaults, forbiddenSpecChange, podSpecCauses, podView, type PodRecord } from '#domain';
 import { podRef } from '#observability';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
@@ -99,7 +99,7 @@ export class PodsService {
    * may change in the spec, plus labels and annotations; an image change bumps the
    * generation and restarts just that container on its node.
    */
-  async update(namespace: string, name: string, body: unknown, mode: 'replace' | 'merge' | 'strategic'): Promise<Pod> {
+  async update(namespace: string, name: string, change: (current: Omit<Pod, 'status'>) => unknown, replace = false): Promise<Pod> {
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
       const record = this.projection.pods.get(namespace, name);
       if (!record) throw KubeStatusException.notFound('pods', name);
@@ -112,9 +112,9 @@ export class PodsService {
         );
       const current = podView(record);
       const { status: _status, ...currentObject } = current;
-      const proposed = mode === 'replace' ? body : mode === 'merge' ? mergePatch(currentObject, body) : strategicMergePatch(currentObject, body);
+      const proposed = change(currentObject);
       const expectedVersion = (proposed as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
-      if (mode === 'replace' && expectedVersion !== undefined && expectedVersion !== current.metadata.resourceVersion) {
+      if (replace && expectedVersion !== undefined && expectedVersion !== current.metadata.resourceVersion) {
         throw new KubeStatusException(
           409,
           'Conflict',

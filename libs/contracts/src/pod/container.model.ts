@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import { IsQuantityMap } from './quantity.validator.js';
+import { IsEmptyObject } from './empty-object.validator.js';
 import { DNS1123_LABEL } from './object-meta.model.js';
 import { Lifecycle, Probe } from './probe.model.js';
 
@@ -28,6 +29,7 @@ export class ContainerPort {
   @Matches(DNS1123_LABEL, { message: 'name must be a lowercase RFC 1123 label' })
   name?: string;
 
+  /** Defaults to TCP. */
   @IsOptional()
   @IsIn(['TCP', 'UDP', 'SCTP'])
   protocol?: 'TCP' | 'UDP' | 'SCTP';
@@ -134,4 +136,9 @@ export class Container {
   @IsOptional()
   @IsIn(['File', 'FallbackToLogsOnError'])
   terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
+
+  /** Container security settings; only an empty one, which changes nothing. */
+  @IsOptional()
+  @IsEmptyObject()
+  securityContext?: Record<string, never>;
 }

@@ -1,10 +1,22 @@
 import { Type } from 'class-transformer';
-import { ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Min, ValidateNested } from 'class-validator';
+import { ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Min, ValidateNested } from 'class-validator';
+import { IsEmptyObject } from './empty-object.validator.js';
 import { Container } from './container.model.js';
 import { Toleration } from './toleration.model.js';
 
 export const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'] as const;
 export type RestartPolicy = (typeof RESTART_POLICIES)[number];
+
+/**
+ * DNS policies jetlet accepts. There is no cluster DNS, so ClusterFirst (the default) and
+ * ClusterFirstWithHostNet fall back to Default, as the kubelet does without one: the node's
+ * resolver configuration. None needs dnsConfig, which jetlet does not support.
+ */
+export const DNS_POLICIES = ['ClusterFirst', 'ClusterFirstWithHostNet', 'Default'] as const;
+export type DNSPolicy = (typeof DNS_POLICIES)[number];
+
+/** The one scheduler jetlet runs; a pod naming another would wait for a scheduler that never comes. */
+export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
 export class PodSpec {
   @IsArray()
@@ -40,4 +52,44 @@ export class PodSpec {
   @IsInt()
   @Min(0)
   terminationGracePeriodSeconds?: number;
+
+  /** How containers resolve names; defaults to ClusterFirst (see DNS_POLICIES). */
+  @IsOptional()
+  @IsIn(DNS_POLICIES)
+  dnsPolicy?: DNSPolicy;
+
+  /** Service environment variables; jetlet has no services, so either value injects nothing. Defaults to true. */
+  @IsOptional()
+  @IsBoolean()
+  enableServiceLinks?: boolean;
+
+  /** Which scheduler binds the pod; only jetlet's own, `default-scheduler` (the default). */
+  @IsOptional()
+  @IsIn([DEFAULT_SCHEDULER_NAME])
+  schedulerName?: string;
+
+  /** Pod-level security settings; only an empty one (the default), which changes nothing. */
+  @IsOptional()
+  @IsEmptyObject()
+  securityContext?: Record<string, never>;
+
+  /** The pod's service account; jetlet has no service accounts beyond `default` and mounts no token. */
+  @IsOptional()
+  @IsIn(['default'])
+  serviceAccountName?: string;
+
+  /** Deprecated alias of serviceAccountName, still filled in by Kubernetes. */
+  @IsOptional()
+  @IsIn(['default'])
+  serviceAccount?: string;
+
+  /** Scheduling priority; jetlet has no priority classes, so only 0 (the default). */
+  @IsOptional()
+  @IsIn([0])
+  priority?: number;
+
+  /** Whether the pod may preempt others; jetlet never preempts, so both values mean the same. */
+  @IsOptional()
+  @IsIn(['PreemptLowerPriority', 'Never'])
+  preemptionPolicy?: 'PreemptLowerPriority' | 'Never';
 }

@@ -103,6 +103,53 @@ describe('PodManifest', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(sut)), input);
   });
 
+  it('accepts what `kubectl run` sends, defaults and nulls included', () => {
+    const input = {
+      kind: 'Pod',
+      apiVersion: 'v1',
+      metadata: { name: 'x', creationTimestamp: null, labels: { run: 'x' } },
+      spec: {
+        containers: [{ name: 'x', image: 'busybox:1.35', resources: {}, securityContext: {}, ports: [{ containerPort: 80, protocol: 'TCP' }] }],
+        restartPolicy: 'Always',
+        dnsPolicy: 'ClusterFirst',
+        enableServiceLinks: true,
+        schedulerName: 'default-scheduler',
+        securityContext: {},
+        serviceAccountName: 'default',
+        serviceAccount: 'default',
+        priority: 0,
+        preemptionPolicy: 'PreemptLowerPriority',
+      },
+      status: {},
+    };
+
+    assert.doesNotThrow(() => parseContract(PodManifest, structuredClone(input)));
+  });
+
+  it('rejects defaults-shaped fields that would change behaviour jetlet cannot honour, naming each', () => {
+    const causes = causesOf({
+      metadata: { name: 'x' },
+      spec: {
+        containers: [{ name: 'x', image: 'y', securityContext: { privileged: true } }],
+        dnsPolicy: 'None',
+        schedulerName: 'my-scheduler',
+        securityContext: { runAsUser: 1000 },
+        serviceAccountName: 'robot',
+        priority: 1000,
+      },
+    });
+
+    assert.deepEqual(causes.map((c) => `${c.field}:${c.reason}`).sort(), [
+      'spec.containers[0].securityContext:FieldValueInvalid',
+      'spec.dnsPolicy:FieldValueNotSupported',
+      'spec.priority:FieldValueNotSupported',
+      'spec.schedulerName:FieldValueNotSupported',
+      'spec.securityContext:FieldValueInvalid',
+      'spec.serviceAccountName:FieldValueNotSupported',
+    ]);
+    assert.match(causeAt(causes, 'spec.securityContext').message, /Unsupported value: \{"runAsUser":1000\}/);
+  });
+
   it('lists every bad field of a manifest, with its path, not only the first', () => {
     const causes = causesOf(badManifest());
 
