@@ -1,16 +1,13 @@
 import { hostname } from 'node:os';
 import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
-import { DNS1123_SUBDOMAIN } from '#contracts';
+import { BusConfig, DNS1123_SUBDOMAIN } from '#contracts';
 import { NODE_LABELS_FORMAT, RESERVED_FORMAT, TAINTS_FORMAT } from './node/node-conditions.js';
 
 /** The agent's configuration, from environment variables of the same names. */
-export class AgentConfig {
+export class AgentConfig extends BusConfig {
   /** This node's name; defaults to the host name. */
   @Matches(DNS1123_SUBDOMAIN, { message: 'NODE_NAME must be a lowercase RFC 1123 subdomain' })
   NODE_NAME: string = hostname().toLowerCase();
-
-  @IsString()
-  NATS_URL: string = 'nats://127.0.0.1:4222';
 
   /** Port of the agent's HTTP server (/healthz, /metrics, /pods, /runningpods, /containerLogs); 0 picks a free one. */
   @IsInt()

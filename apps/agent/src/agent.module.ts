@@ -37,6 +37,7 @@ export class AgentModule {
       imports: [
         BusModule.forRoot(() => ({
           servers: config.NATS_URL,
+          streamReplicas: config.STREAM_REPLICAS,
           name: `jetlet-agent-${config.NODE_NAME}`,
           source: { component: 'agent', node: config.NODE_NAME },
         })),

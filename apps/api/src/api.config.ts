@@ -1,10 +1,8 @@
-import { IsInt, IsIP, IsNumber, IsString, Max, Min } from 'class-validator';
+import { IsInt, IsIP, IsNumber, Max, Min } from 'class-validator';
+import { BusConfig } from '#contracts';
 
 /** The API's configuration, from environment variables of the same names. */
-export class ApiConfig {
-  @IsString()
-  NATS_URL: string = 'nats://127.0.0.1:4222';
-
+export class ApiConfig extends BusConfig {
   @IsInt()
   @Min(0)
   @Max(65535)

@@ -17,7 +17,7 @@ import { ProjectionService } from './projection/projection.service.js';
 const config = loadConfig(ApiConfig);
 
 @Module({
-  imports: [BusModule.forRoot(() => ({ servers: config.NATS_URL, name: 'jetlet-api', source: { component: 'api' } }))],
+  imports: [BusModule.forRoot(() => ({ servers: config.NATS_URL, streamReplicas: config.STREAM_REPLICAS, name: 'jetlet-api', source: { component: 'api' } }))],
   controllers: [DiscoveryController, PodsController, PodLogsController, NodesController, EventsController],
   providers: [{ provide: API_CONFIG, useValue: config }, { provide: APP_FILTER, useClass: KubeStatusFilter }, ProjectionService, PodsService, PodLogsService],
 })

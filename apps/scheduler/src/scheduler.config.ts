@@ -1,10 +1,8 @@
-import { IsNumber, IsString, Min } from 'class-validator';
+import { IsNumber, Min } from 'class-validator';
+import { BusConfig } from '#contracts';
 
 /** The scheduler's configuration, from environment variables of the same names. */
-export class SchedulerConfig {
-  @IsString()
-  NATS_URL: string = 'nats://127.0.0.1:4222';
-
+export class SchedulerConfig extends BusConfig {
   /** A node without a heartbeat for this long is not Ready. */
   @IsNumber()
   @Min(1)

@@ -41,6 +41,8 @@ export interface BusOptions {
   source: MessageSource;
   /** Longest wait between connection attempts, ms. */
   maxRetryDelayMs?: number;
+  /** Replicas of every stream `ensureStreams` creates or updates (1 by default; 3 on a three-server cluster). */
+  streamReplicas?: number;
 }
 
 export interface PublishOptions {
@@ -104,6 +106,7 @@ export class Bus {
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
     private readonly source: MessageSource,
+    private readonly streamReplicas: number,
   ) {}
 
   /** Connects, retrying with capped exponential back-off until the server answers or `signal` aborts. */
@@ -121,7 +124,7 @@ export class Bus {
         });
         const jsm = await jetstreamManager(nc);
         if (attempt > 1) logger.log(`connected to ${options.servers} after ${attempt} attempts`);
-        const bus = new Bus(nc, jetstream(nc), jsm, options.source);
+        const bus = new Bus(nc, jetstream(nc), jsm, options.source, options.streamReplicas ?? 1);
         void bus.watchConnection();
         return bus;
       } catch (error) {
@@ -156,6 +159,7 @@ export class Bus {
         name: def.name,
         subjects: def.subjects,
         storage: StorageType.File,
+        num_replicas: this.streamReplicas,
         retention: RetentionPolicy.Limits,
         max_msgs_per_subject: def.maxMsgsPerSubject,
         max_age: def.maxAgeSeconds * 1e9,

@@ -1,6 +1,19 @@
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
-import { getMetadataStorage, validateSync } from 'class-validator';
+import { getMetadataStorage, IsInt, IsString, Max, Min, validateSync } from 'class-validator';
 import { flattenValidationErrors } from './validation.js';
+
+/** What every process needs to reach the bus; each app's configuration extends it. */
+export class BusConfig {
+  /** The NATS servers, comma-separated; give every server of a cluster. */
+  @IsString()
+  NATS_URL: string = 'nats://127.0.0.1:4222';
+
+  /** Replicas of every stream this process creates or updates: 1 for one server, 3 for a three-server cluster. */
+  @IsInt()
+  @Min(1)
+  @Max(5)
+  STREAM_REPLICAS: number = 1;
+}
 
 /** Thrown at boot with every bad environment variable, not just the first. */
 export class ConfigError extends Error {
