@@ -1,11 +1,12 @@
 import { readdirSync, readFileSync, statfsSync } from 'node:fs';
 import { freemem } from 'node:os';
+import { readCgroupLimits, type CgroupLimits } from './cgroup-limits.js';
 
 /** A reading the agent could take, or why it could not. */
 export type Reading = { ok: true; value: number } | { ok: false; why: string };
 
 export interface NodeReadings {
-  /** Bytes of memory available for new work (MemAvailable, or free memory where /proc is missing). */
+  /** Bytes of memory available for new work: the cgroup's limit − working set where a limit is set, else MemAvailable (free memory where /proc is missing). */
   memoryAvailable: Reading;
   /** Fraction of the agent's file system that is free, 0–1. */
   diskFreeFraction: Reading;
@@ -25,10 +26,12 @@ function read(fn: () => number, what: string): Reading {
   }
 }
 
-/** Reads memory, disk and PID headroom from the machine: /proc where it exists, the OS otherwise. */
-export function takeReadings(rootDir: string): NodeReadings {
+/** Reads memory, disk and PID headroom from the machine: the cgroup and /proc where they exist, the OS otherwise. */
+export function takeReadings(rootDir: string, limits: CgroupLimits = readCgroupLimits()): NodeReadings {
   return {
     memoryAvailable: read(() => {
+      // As the kubelet's memory.available: a container's limit, not the host's free memory, is what a node in one has.
+      if (limits.memoryBytes !== undefined && limits.memoryWorkingSetBytes !== undefined) return limits.memoryBytes - limits.memoryWorkingSetBytes;
       try {
         const match = /^MemAvailable:\s+(\d+) kB$/m.exec(readFileSync('/proc/meminfo', 'utf8'));
         if (match?.[1]) return Number(match[1]) * 1024;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { arch, cpus, networkInterfaces, platform, release, totalmem } from 'node:os';
 import type { NodeObject } from '#contracts';
 import type { RuntimeInfo } from '#runtime';
+import { formatCpu, readCgroupLimits, type CgroupLimits } from './cgroup-limits.js';
 
 const ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x' };
 
@@ -24,10 +25,21 @@ function osImage(): string {
   }
 }
 
-/** The Node object this agent registers, from the machine's own readings. */
-export function describeNode(name: string, nodeIP: string, maxPods: number, runtime: RuntimeInfo, version: string): NodeObject {
+/**
+ * The Node object this agent registers, from the machine's own readings. Capacity is what the
+ * agent's cgroup allows where it sets a limit (a lab node's `mem_limit`, `cpus`), else the machine.
+ */
+export function describeNode(
+  name: string,
+  nodeIP: string,
+  maxPods: number,
+  runtime: RuntimeInfo,
+  version: string,
+  limits: CgroupLimits = readCgroupLimits(),
+): NodeObject {
   const os = platform();
-  const capacity = { cpu: String(cpus().length), memory: `${Math.floor(totalmem() / 1024)}Ki`, pods: String(maxPods) };
+  const memory = Math.min(totalmem(), limits.memoryBytes ?? Infinity);
+  const capacity = { cpu: formatCpu(Math.min(cpus().length, limits.cpuCores ?? Infinity)), memory: `${Math.floor(memory / 1024)}Ki`, pods: String(maxPods) };
   return {
     metadata: {
       name,
