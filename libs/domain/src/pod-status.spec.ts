@@ -119,6 +119,15 @@ function statusOf(status: PodStatus, name: string): ContainerStatus {
 const condition = (status: PodStatus, type: string) => status.conditions?.find((c) => c.type === type);
 
 describe('computePodStatus', () => {
+  it('shows the IP of the sandbox the app containers joined when a second one runs', () => {
+    const first = sandbox({ id: 'first', ip: '172.17.0.5' });
+    const second = sandbox({ id: 'second', ip: '172.17.0.6', labels: { ...podLabels('sandbox'), [LABELS.restartCount]: '1' } });
+
+    const sut = computePodStatus(input('Always', [first, second, app('web', 0, { networkOf: 'second' })], T0 + 60_000, ['web']));
+
+    assert.equal(sut.podIP, '172.17.0.6');
+  });
+
   it('shows a pod whose containers all run as Running and Ready, with the sandbox IP as podIP', () => {
     const sut = computePodStatus(input('Always', [sandbox(), app('web', 0), app('sidecar', 0)], T0 + 60_000));
 

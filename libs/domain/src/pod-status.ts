@@ -35,6 +35,31 @@ export function isDead(c: RuntimeContainer): boolean {
   return c.state === 'exited' || (c.state === 'created' && (c.exitCode !== undefined || c.error !== undefined));
 }
 
+/** A sandbox that exists and is not dead: running, or created and about to start. At most one per pod. */
+export function isLiveSandbox(c: RuntimeContainer): boolean {
+  return c.labels[LABELS.kind] === 'sandbox' && (c.state === 'running' || (c.state === 'created' && !isDead(c)));
+}
+
+/**
+ * The pod's running sandboxes, the one the pod lives in first: the one most running app
+ * containers joined, then most app containers of any state, then the oldest attempt. Any
+ * other running sandbox is extra and goes.
+ */
+export function runningSandboxes(observed: RuntimeContainer[]): RuntimeContainer[] {
+  const joined = (s: RuntimeContainer, running: boolean): number =>
+    observed.filter((c) => c.labels[LABELS.kind] === 'container' && c.networkOf === s.id && (!running || c.state === 'running')).length;
+  return observed
+    .filter((c) => c.labels[LABELS.kind] === 'sandbox' && c.state === 'running')
+    .sort(
+      (a, b) =>
+        joined(b, true) - joined(a, true) ||
+        joined(b, false) - joined(a, false) ||
+        attemptOf(a) - attemptOf(b) ||
+        a.createdAt.localeCompare(b.createdAt) ||
+        a.id.localeCompare(b.id),
+    );
+}
+
 /** When a dead container ended, for back-off: its finish time, else (never started) its creation. */
 export function deathTimeMs(c: RuntimeContainer): number {
   return Date.parse(c.finishedAt ?? c.createdAt);
@@ -142,7 +167,7 @@ export function podPhase(statuses: ContainerStatus[], policy: RestartPolicy, ter
 
 /** The pod status the agent reports, computed from what the runtime shows. */
 export function computePodStatus(input: StatusInput): PodStatus {
-  const sandbox = input.observed.find((c) => c.labels[LABELS.kind] === 'sandbox' && c.state === 'running');
+  const sandbox = runningSandboxes(input.observed)[0];
   const anySandbox = sandbox ?? input.observed.find((c) => c.labels[LABELS.kind] === 'sandbox');
   const statuses = input.manifest.spec.containers.map((c) => containerStatus(input, c));
   const phase = podPhase(statuses, input.manifest.spec.restartPolicy ?? 'Always', input.terminal);

@@ -670,3 +670,111 @@ describe('planReconcile: sandbox attempts', () => {
     assert.deepEqual(sut.actions, [{ kind: 'RemoveContainer', pod, containerId: 'old-sandbox' }]);
   });
 });
+
+describe('planReconcile: exactly one sandbox per pod', () => {
+  const attemptLabels = (pod: PodRef, attempt: number): Record<string, string> => ({ ...podLabels(pod, 'sandbox'), [LABELS.restartCount]: String(attempt) });
+
+  it('starts a sandbox still in the created state under its own attempt, never a second one', () => {
+    // A list taken while a worker was starting sandbox 0, or an agent killed between create and start.
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const created = sandbox(pod, { state: 'created', startedAt: undefined, ip: undefined });
+
+    const sut = plan([pod], [created], T0 + 1000);
+
+    assert.deepEqual(sut.actions, [{ kind: 'RunSandbox', pod, attempt: 0 }]);
+  });
+
+  it('starts the created sandbox of a later attempt, numbered as it is, beside dead ones', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const dead = sandbox(pod, { id: 'dead', state: 'exited', exitCode: 0, ip: undefined });
+    const created = sandbox(pod, {
+      id: 'created',
+      name: sandboxName(pod, 1),
+      labels: attemptLabels(pod, 1),
+      state: 'created',
+      startedAt: undefined,
+      ip: undefined,
+    });
+
+    const sut = plan([pod], [dead, created, exited(pod, 'web', 0, 137, T0 + 500)], T0 + 60_000);
+
+    assert.deepEqual(sut.actions, [{ kind: 'RunSandbox', pod, attempt: 1 }]);
+  });
+
+  it('runs a new sandbox beside one the engine could not start (created with an error)', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const failed = sandbox(pod, { state: 'created', startedAt: undefined, ip: undefined, exitCode: 128, error: 'oci runtime error' });
+
+    const sut = plan([pod], [failed], T0 + 60_000);
+
+    assert.deepEqual(sut.actions, [{ kind: 'RunSandbox', pod, attempt: 1 }]);
+  });
+
+  it('stops a second running sandbox, keeping the one the app containers joined, and starts nothing in the other', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const first = sandbox(pod, { id: 'first', ip: '172.17.0.5' });
+    const second = sandbox(pod, { id: 'second', name: sandboxName(pod, 1), labels: attemptLabels(pod, 1), ip: '172.17.0.6' });
+    const web = app(pod, 'web', 0, { networkOf: 'second' });
+
+    const sut = plan([pod], [first, second, web], T0 + 60_000);
+
+    assert.deepEqual(sut.actions, [{ kind: 'KillPod', pod, containerIds: [], sandboxIds: ['first'], graceSeconds: 30, reason: 'ExtraSandbox', remove: false }]);
+  });
+
+  it('keeps the oldest attempt when no app container joined either sandbox yet, and starts containers in it', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const first = sandbox(pod, { id: 'first' });
+    const second = sandbox(pod, { id: 'second', name: sandboxName(pod, 1), labels: attemptLabels(pod, 1) });
+
+    const sut = plan([pod], [second, first], T0 + 60_000);
+
+    assert.deepEqual(
+      sut.actions.map((a) => (a.kind === 'KillPod' ? [a.kind, a.sandboxIds] : a.kind === 'StartContainer' ? [a.kind, a.sandboxId] : [a.kind])),
+      [
+        ['KillPod', ['second']],
+        ['StartContainer', 'first'],
+      ],
+    );
+  });
+
+  it('stops the running app containers that joined the extra sandbox with it, as they lose their network', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web', 'sidecar']);
+    const kept = sandbox(pod, { id: 'kept' });
+    const extra = sandbox(pod, { id: 'extra', name: sandboxName(pod, 1), labels: attemptLabels(pod, 1) });
+    const web = app(pod, 'web', 0, { networkOf: 'kept' });
+    const sidecar = app(pod, 'sidecar', 0, { networkOf: 'kept' });
+    const strayWeb = app(pod, 'web', 1, { networkOf: 'extra', id: 'stray' });
+
+    const sut = plan([pod], [kept, extra, web, sidecar, strayWeb], T0 + 60_000);
+
+    const kill = sut.actions.find((a) => a.kind === 'KillPod');
+    assert.deepEqual(kill && [kill.containerIds, kill.sandboxIds, kill.reason], [['stray'], ['extra'], 'ExtraSandbox']);
+  });
+
+  it('removes a stopped extra sandbox and a created one beside the running sandbox', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const kept = sandbox(pod, { id: 'kept' });
+    const stopped = sandbox(pod, { id: 'stopped', labels: attemptLabels(pod, 1), state: 'exited', exitCode: 0, ip: undefined });
+    const created = sandbox(pod, { id: 'created', labels: attemptLabels(pod, 2), state: 'created', startedAt: undefined, ip: undefined });
+
+    const sut = plan([pod], [kept, stopped, created, app(pod, 'web', 0, { networkOf: 'kept' })], T0 + 60_000);
+
+    assert.deepEqual(sut.actions, [
+      { kind: 'RemoveContainer', pod, containerId: 'stopped' },
+      { kind: 'RemoveContainer', pod, containerId: 'created' },
+    ]);
+  });
+
+  it('stops every running sandbox of a finished pod', () => {
+    const pod = desired(ref(UID_A), 'OnFailure', ['web']);
+    const first = sandbox(pod, { id: 'first' });
+    const second = sandbox(pod, { id: 'second', labels: attemptLabels(pod, 1) });
+
+    const sut = plan([pod], [first, second, exited(pod, 'web', 0, 0, T0 + 5000)], T0 + 60_000);
+
+    assert.deepEqual(
+      sut.actions.map((a) => (a.kind === 'KillPod' ? [a.reason, [...a.sandboxIds].sort()] : [a.kind])),
+      [['PodCompleted', ['first', 'second']]],
+    );
+  });
+});

@@ -2,7 +2,7 @@ import type { Container, PodManifest } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime';
 import { crashKey, type BackoffBook } from './backoff.js';
 import { containerSpecHash } from './pod-naming.js';
-import { attemptOf, attemptsOf, computePodStatus, deathTimeMs, isDead, shouldRestart, terminatedState } from './pod-status.js';
+import { attemptOf, attemptsOf, computePodStatus, deathTimeMs, isDead, isLiveSandbox, runningSandboxes, shouldRestart, terminatedState } from './pod-status.js';
 
 export interface PodRef {
   namespace: string;
@@ -21,7 +21,10 @@ export interface DesiredPod extends PodRef {
 export const MINIMUM_GRACE_SECONDS = 2;
 
 export type Action =
-  /** `attempt` numbers the pod's sandboxes: a dead one that cannot be removed never blocks a new one. */
+  /**
+   * `attempt` numbers the pod's sandboxes: a dead one that cannot be removed never blocks a new
+   * one. Planned only while the pod has no live sandbox, or to start the created one it has.
+   */
   | { kind: 'RunSandbox'; pod: DesiredPod; attempt: number }
   /**
    * `restart` is set when this replaces a dead container: the crash back-off records it,
@@ -43,8 +46,11 @@ export type Action =
   | { kind: 'RemoveContainer'; pod: PodRef; containerId: string }
   | { kind: 'ReportRemoved'; pod: DesiredPod };
 
-/** Why a pod's containers are stopped: deleted, unknown here, its sandbox died, or it finished. */
-export type KillReason = 'Deleted' | 'Orphaned' | 'SandboxChanged' | 'PodCompleted';
+/**
+ * Why a pod's containers are stopped: deleted, unknown here, its sandbox died, it finished, or
+ * (`ExtraSandbox`) a second running sandbox goes with the app containers that joined it.
+ */
+export type KillReason = 'Deleted' | 'Orphaned' | 'SandboxChanged' | 'PodCompleted' | 'ExtraSandbox';
 
 export interface PlanInput {
   desired: DesiredPod[];
@@ -121,7 +127,9 @@ export function planReconcile(input: PlanInput): Plan {
       else actions.push({ kind: 'FinalizePod', pod, containerIds: observed.map((c) => c.id) });
       continue;
     }
-    const sandbox = observed.find((c) => c.labels[LABELS.kind] === 'sandbox' && c.state === 'running');
+    // Exactly one sandbox per pod: while one is running or created, no other is planned.
+    const sandboxes = runningSandboxes(observed);
+    const sandbox = sandboxes[0];
     const policy = pod.manifest.spec.restartPolicy ?? 'Always';
     const podGrace = pod.manifest.spec.terminationGracePeriodSeconds ?? 30;
     if (!sandbox) {
@@ -131,6 +139,7 @@ export function planReconcile(input: PlanInput): Plan {
         // A dead sandbox takes the pod's network with it. The kubelet starts the pod over,
         // except a Never pod whose containers already ran: that one is only stopped, and ends Failed.
         const ran = observed.some((c) => c.labels[LABELS.kind] === 'container' && (c.state === 'running' || isDead(c)));
+        const created = observed.find(isLiveSandbox);
         if (policy === 'Never' && ran)
           actions.push(
             killAll(
@@ -142,6 +151,9 @@ export function planReconcile(input: PlanInput): Plan {
             ),
           );
         else if (observed.some((c) => c.state === 'running')) actions.push(killAll(pod, observed, podGrace, 'SandboxChanged', true));
+        // A sandbox created but not started (a worker starting it, or an agent killed between
+        // create and start) is started under its own name, never joined by a second one.
+        else if (created) actions.push({ kind: 'RunSandbox', pod, attempt: attemptOf(created) });
         // Everything is dead (an engine restart, or leftovers the engine would not remove): a
         // new sandbox, and the containers restart by their policy, their restart counts kept.
         else actions.push({ kind: 'RunSandbox', pod, attempt: nextSandboxAttempt(observed) });
@@ -150,15 +162,22 @@ export function planReconcile(input: PlanInput): Plan {
       }
       continue;
     }
-    // Dead sandboxes of earlier attempts go; what the engine will not remove yet is tried again later.
+    // Other sandboxes that are not running (dead, or created by a stale plan) go; what the
+    // engine will not remove yet is tried again later.
     observed
       .filter((c) => c.labels[LABELS.kind] === 'sandbox' && c.id !== sandbox.id && c.state !== 'running')
       .forEach((c) => actions.push({ kind: 'RemoveContainer', pod, containerId: c.id }));
     const finished = computePodStatus({ pod, manifest: pod.manifest, observed, hostIP: '', nowMs: input.nowMs, backoff: input.backoff }).phase;
     if (finished === 'Succeeded' || finished === 'Failed') {
       // Nothing runs and nothing will restart: the kubelet stops the sandbox, keeping the containers for their status and logs.
-      actions.push(killAll(pod, [sandbox], podGrace, 'PodCompleted', false));
+      actions.push(killAll(pod, sandboxes, podGrace, 'PodCompleted', false));
       continue;
+    }
+    // A second running sandbox is stopped with whatever joined it (those restart by policy
+    // in the pod's sandbox); once dead it is removed as above. The pod keeps one IP.
+    for (const extra of sandboxes.slice(1)) {
+      const joined = observed.filter((c) => c.labels[LABELS.kind] === 'container' && c.state === 'running' && c.networkOf === extra.id);
+      actions.push(killAll(pod, [...joined, extra], podGrace, 'ExtraSandbox', false));
     }
     for (const container of pod.manifest.spec.containers) {
       const attempts = attemptsOf(observed, container.name);

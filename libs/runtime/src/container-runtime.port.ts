@@ -45,6 +45,8 @@ export interface RuntimeContainer {
   error?: string;
   /** The IPv4 address on the default bridge (sandboxes only). */
   ip?: string;
+  /** The id of the container whose network namespace this one joined (app containers: their sandbox). */
+  networkOf?: string;
 }
 
 export interface SandboxConfig {

@@ -73,6 +73,12 @@ describe('toRuntimeContainer', () => {
     assert.equal(toRuntimeContainer(json).ip, undefined);
   });
 
+  it('names the container whose network namespace an app container joined', () => {
+    const json = { ...runningSandboxJson(), HostConfig: { NetworkMode: 'container:f00dfeed' } };
+    assert.equal(toRuntimeContainer(json).networkOf, 'f00dfeed');
+    assert.equal(toRuntimeContainer({ ...json, HostConfig: { NetworkMode: 'bridge' } }).networkOf, undefined);
+  });
+
   it('maps an exited, OOM-killed container with exit code and finish time', () => {
     const json = runningSandboxJson();
     json.State = {

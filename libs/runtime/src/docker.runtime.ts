@@ -41,6 +41,9 @@ export interface DockerContainerJson {
     Labels?: Record<string, string> | null;
     Tty?: boolean | null;
   } | null;
+  HostConfig?: {
+    NetworkMode?: string | null;
+  } | null;
   NetworkSettings?: {
     IPAddress?: string | null;
     Networks?: Record<string, { IPAddress?: string | null } | undefined> | null;
@@ -103,6 +106,8 @@ export function toRuntimeContainer(info: DockerContainerJson): RuntimeContainer 
   if (state === 'exited' || rawExitCode !== 0) container.exitCode = rawExitCode;
   if (info.State.Error) container.error = info.State.Error;
   if (ip) container.ip = ip;
+  const joined = /^container:(.+)$/.exec(info.HostConfig?.NetworkMode ?? '')?.[1];
+  if (joined) container.networkOf = joined;
   return container;
 }
 

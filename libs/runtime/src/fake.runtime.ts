@@ -88,7 +88,9 @@ export class FakeRuntime implements ContainerRuntime {
   createContainer(sandboxId: string, config: ContainerConfig): Promise<string> {
     // The engine cannot join the network namespace of a container it does not know.
     if (!this.containers.has(sandboxId)) return Promise.reject(notFound(`create container ${config.name}`, sandboxId));
-    return Promise.resolve(this.createOrAdopt(config.name, config.image, config.labels, false));
+    const id = this.createOrAdopt(config.name, config.image, config.labels, false);
+    this.get(id, `create container ${config.name}`).container.networkOf = sandboxId;
+    return Promise.resolve(id);
   }
 
   async startContainer(id: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Container, Probe } from '#contracts';
-import { containerSpecHash, ProbeTracker, type DesiredPod, type ProbeType } from '#domain';
+import { containerSpecHash, ProbeTracker, runningSandboxes, type DesiredPod, type ProbeType } from '#domain';
 import { podRef } from '#observability';
 import { LABELS, type RuntimeContainer } from '#runtime';
 import { agentMetrics } from '../agent.metrics.js';
@@ -121,7 +121,7 @@ export class ProberService implements OnModuleDestroy {
     for (const pod of pods) {
       if (pod.terminating) continue;
       const observed = byUid.get(pod.uid) ?? [];
-      const podIP = observed.find((c) => c.labels[LABELS.kind] === 'sandbox' && c.state === 'running')?.ip;
+      const podIP = runningSandboxes(observed)[0]?.ip;
       for (const c of observed) {
         if (c.labels[LABELS.kind] !== 'container' || c.state !== 'running') continue;
         running.add(c.id);

@@ -5,10 +5,12 @@ import {
   containerName,
   containerSpecHash,
   cpuMillis,
+  isLiveSandbox,
   isValidImageReference,
   MINIMUM_GRACE_SECONDS,
   memoryBytes,
   pullKey,
+  runningSandboxes,
   sandboxName,
   type Action,
   type DesiredPod,
@@ -95,8 +97,7 @@ export class PodExecutor {
 
   /** The running sandbox's IP, for HTTP hooks. */
   private async podIP(uid: string): Promise<string | undefined> {
-    const sandboxes = await this.runtime.listContainers({ [LABELS.podUid]: uid, [LABELS.kind]: 'sandbox' });
-    return sandboxes.find((s) => s.state === 'running')?.ip;
+    return runningSandboxes(await this.runtime.listContainers({ [LABELS.podUid]: uid }))[0]?.ip;
   }
 
   /** Stops app containers within the grace (SIGTERM, then SIGKILL), then the sandbox; removes them when asked. */
@@ -136,10 +137,20 @@ export class PodExecutor {
   }
 
   private async runSandbox(pod: DesiredPod, attempt: number): Promise<void> {
+    // The plan may come from a list taken before another sandbox of the pod started: look
+    // again, so a pod never gets a second one (the same name is adopted, not duplicated).
+    const name = sandboxName(pod, attempt);
+    const live = (await this.runtime.listContainers({ [LABELS.node]: this.config.NODE_NAME, [LABELS.podUid]: pod.uid, [LABELS.kind]: 'sandbox' })).find(
+      (s) => isLiveSandbox(s) && s.name !== name,
+    );
+    if (live) {
+      this.logger.log(`sandbox of ${podRef(pod)} not run: ${live.name} is ${live.state} already`);
+      return;
+    }
     const image = this.config.POD_INFRA_IMAGE;
     if (!(await this.runtime.imagePresent(image))) await this.pull(image);
     const sandbox = await this.runtime.runPodSandbox({
-      name: sandboxName(pod, attempt),
+      name,
       image,
       hostname: pod.name.slice(0, 63),
       labels: { ...this.podLabels(pod), [LABELS.kind]: 'sandbox', [LABELS.restartCount]: String(attempt) },

@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { Bus } from '#bus';
+import type { PodManifest } from '#contracts';
+import type { DesiredPod } from '#domain';
+import { FakeRuntime, LABELS } from '#runtime';
+import { AgentConfig } from '../agent.config.js';
+import { EventRecorder } from '../events/event-recorder.service.js';
+import { HandlerRunner } from '../lifecycle/handler-runner.js';
+import { TerminationMessages } from '../lifecycle/termination-messages.js';
+import { PodExecutor } from './pod-executor.js';
+
+const UID = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
+
+function pod(): DesiredPod {
+  const manifest: PodManifest = {
+    metadata: { name: 'web-0', namespace: 'default', uid: UID },
+    spec: { nodeName: 'node-1', containers: [{ name: 'web', image: 'jetlet/busybox:1.35' }] },
+  };
+  return { namespace: 'default', name: 'web-0', uid: UID, manifest };
+}
+
+/** Publishes nothing: what the executor records is not under test here. */
+const quietBus = { publish: () => Promise.resolve() } as unknown as Bus;
+
+describe('PodExecutor: sandboxes', () => {
+  let root: string;
+  let runtime: FakeRuntime;
+  let sut: PodExecutor;
+
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'jetlet-executor-'));
+    const config = Object.assign(new AgentConfig(), { NODE_NAME: 'node-1', AGENT_ROOT_DIR: root });
+    runtime = new FakeRuntime();
+    sut = new PodExecutor(config, runtime, new EventRecorder(config, quietBus), new HandlerRunner(runtime, config), new TerminationMessages(config, runtime));
+  });
+
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  const sandboxes = async () => (await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'sandbox' })).map((c) => [c.name, c.state]);
+
+  it('does not run a sandbox planned from a stale list while another of the pod runs', async () => {
+    await sut.apply({ kind: 'RunSandbox', pod: pod(), attempt: 0 });
+    // A plan made from a list taken before sandbox 0 started asks for attempt 1.
+    await sut.apply({ kind: 'RunSandbox', pod: pod(), attempt: 1 });
+
+    assert.deepEqual(await sandboxes(), [[`jetlet_POD_web-0_default_${UID}_0`, 'running']]);
+  });
+
+  it('runs the same attempt again idempotently, and a new attempt once the old sandbox is dead', async () => {
+    await sut.apply({ kind: 'RunSandbox', pod: pod(), attempt: 0 });
+    await sut.apply({ kind: 'RunSandbox', pod: pod(), attempt: 0 });
+    const [first] = await runtime.listContainers({ [LABELS.podUid]: UID });
+    await runtime.stopContainer(first.id, 0);
+    await sut.apply({ kind: 'RunSandbox', pod: pod(), attempt: 1 });
+
+    assert.deepEqual((await sandboxes()).sort(), [
+      [`jetlet_POD_web-0_default_${UID}_0`, 'exited'],
+      [`jetlet_POD_web-0_default_${UID}_1`, 'running'],
+    ]);
+  });
+});

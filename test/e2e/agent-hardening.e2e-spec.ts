@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Pod } from '#contracts';
+import { Cluster, uniqueName } from '../harness/cluster.js';
+import { waitFor } from '../harness/processes.js';
+
+const BUSYBOX = 'jetlet/busybox:1.35';
+const PAUSE = 'jetlet/pause:1.0';
+/** A container that stops at once on SIGTERM. */
+const SLEEPER = ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"];
+
+function sleeperPod(name: string, node: string): object {
+  return {
+    metadata: { name },
+    spec: { nodeName: node, terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX, command: SLEEPER }] },
+  };
+}
+
+/** The labels and name the agent gives sandbox `attempt` of `pod`, as `docker` arguments. */
+function sandboxArgs(node: string, pod: Pod, attempt: number): string[] {
+  const { name, namespace, uid } = pod.metadata as Required<Pod['metadata']>;
+  const labels = {
+    'io.jetlet.managed': 'true',
+    'io.jetlet.node': node,
+    'io.jetlet.pod.namespace': namespace,
+    'io.jetlet.pod.name': name,
+    'io.jetlet.pod.uid': uid,
+    'io.jetlet.pod.grace': '1',
+    'io.jetlet.kind': 'sandbox',
+    'io.jetlet.container.restart-count': String(attempt),
+  };
+  return ['--name', `jetlet_POD_${name}_${namespace}_${uid}_${attempt}`, ...Object.entries(labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]), PAUSE];
+}
+
+/** What an operator sees of an agent that is crashed, lied to or overloaded. */
+describe('the agent: hardening', () => {
+  let cluster: Cluster;
+
+  before(async () => {
+    cluster = await Cluster.start();
+  });
+
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it('keeps exactly one sandbox per pod across an agent SIGKILL: starts a created one, stops an extra running one', { timeout: 180_000 }, async (t) => {
+    const node = uniqueName('hard-sandbox');
+    cluster.cleanUpAfter(t, node);
+    const agent = await cluster.startAgent(node);
+    await cluster.createPod('default', sleeperPod('twin', node));
+    await cluster.createPod('default', sleeperPod('half', node));
+    const twin = await cluster.waitForRunning('default', 'twin');
+    const half = await cluster.waitForRunning('default', 'half');
+    const twinUid = twin.metadata.uid!;
+    const halfUid = half.metadata.uid!;
+    const twinSandbox = (await cluster.podContainers(node, twinUid)).find((c) => c.Labels['io.jetlet.kind'] === 'sandbox')!;
+    const twinApp = (await cluster.podContainers(node, twinUid)).find((c) => c.Labels['io.jetlet.kind'] === 'container')!;
+
+    await agent.stop('SIGKILL');
+    // What a killed agent (or a plan from a stale list) leaves behind: `twin` has a second
+    // running sandbox; `half` lost its containers and has a sandbox created but never started.
+    const extra = await cluster.dockerCli('run', '-d', ...sandboxArgs(node, twin, 1));
+    assert.equal(extra.code, 0, extra.stderr);
+    for (const c of await cluster.podContainers(node, halfUid)) await cluster.docker.getContainer(c.Id).remove({ force: true });
+    const created = await cluster.dockerCli('create', ...sandboxArgs(node, half, 0));
+    assert.equal(created.code, 0, created.stderr);
+    const createdId = created.stdout.trim();
+
+    await cluster.startAgent(node);
+    const sandboxesOf = async (uid: string) =>
+      (await cluster.podContainers(node, uid)).filter((c) => c.Labels['io.jetlet.kind'] === 'sandbox').map((c) => ({ id: c.Id, state: c.State }));
+    await cluster.withLogs(
+      waitFor(
+        "twin's extra sandbox to go",
+        async () => {
+          const sandboxes = await sandboxesOf(twinUid);
+          return sandboxes.length === 1 && sandboxes[0].id === twinSandbox.Id ? sandboxes : undefined;
+        },
+        60_000,
+        250,
+      ),
+    );
+    const after = await cluster.waitForRunning('default', 'twin');
+    assert.equal(after.status.podIP, twin.status.podIP, 'the pod keeps its IP');
+    assert.equal(after.status.containerStatuses?.[0]?.containerID, `docker://${twinApp.Id}`, 'the app container that joined the kept sandbox runs on');
+    assert.equal(after.status.containerStatuses?.[0]?.restartCount, 0);
+
+    await cluster.withLogs(
+      waitFor(
+        "half's app container to run again",
+        async () => (await cluster.podContainers(node, halfUid)).some((c) => c.Labels['io.jetlet.kind'] === 'container' && c.State === 'running'),
+        60_000,
+        250,
+      ),
+    );
+    assert.deepEqual(await sandboxesOf(halfUid), [{ id: createdId, state: 'running' }], 'the created sandbox was started, no second one made');
+  });
+});
