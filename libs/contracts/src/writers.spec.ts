@@ -1,0 +1,56 @@
+import 'reflect-metadata';
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MESSAGES, type MessageType } from './message-map.js';
+import { SUBJECTS } from './subjects.js';
+import { subjectMatches, WRITE_ROUTES, WRITERS, writerOf } from './writers.js';
+
+const UID = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
+
+/** Where each type is really published, built with the subject routes the writers use. */
+const PUBLISHED_ON: Record<MessageType, string[]> = {
+  PodCreated: [SUBJECTS.pod('default', 'web')],
+  PodUpdated: [SUBJECTS.pod('default', 'web')],
+  PodDeletionRequested: [SUBJECTS.pod('default', 'web')],
+  PodScheduled: [SUBJECTS.pod('default', 'web')],
+  PodUnschedulable: [SUBJECTS.pod('default', 'web')],
+  PodEvicted: [SUBJECTS.pod('default', 'web')],
+  PodAssigned: [SUBJECTS.assignment('node-1', UID)],
+  PodUnassigned: [SUBJECTS.assignment('node-1', UID)],
+  PodStatusReported: [SUBJECTS.podStatus('node-1', UID)],
+  MirrorPodUpdated: [SUBJECTS.mirrorPod('node-1', UID)],
+  ContainerEvent: [SUBJECTS.containerEvents('node-1', UID)],
+  BackoffRecorded: [SUBJECTS.containerEvents('node-1', UID)],
+  ProbeResultChanged: [SUBJECTS.containerEvents('node-1', UID)],
+  PodEvent: [SUBJECTS.containerEvents('node-1', UID), SUBJECTS.nodeLifecycleEvents('node-1')],
+  NodeEvent: [SUBJECTS.nodeEvents('node-1'), SUBJECTS.nodeLifecycleEvents('node-1')],
+  NodeRegistered: [SUBJECTS.nodeRegistration('node-1')],
+  NodeHeartbeat: [SUBJECTS.nodeHeartbeat('node-1')],
+  NodeSpecChanged: [SUBJECTS.nodeSpec('node-1')],
+};
+
+describe('WRITERS', () => {
+  it('names a writer for every message type', () => {
+    assert.deepEqual(Object.keys(WRITERS).sort(), Object.keys(MESSAGES).sort());
+    for (const routes of Object.values(WRITE_ROUTES)) assert.ok(routes.length > 0);
+  });
+
+  it('covers every subject a type is published on, with the node in the agent subjects', () => {
+    for (const [type, subjects] of Object.entries(PUBLISHED_ON) as [MessageType, string[]][]) {
+      for (const subject of subjects) assert.ok(writerOf(type, subject, 'node-1'), `${type} on ${subject} has no writer`);
+    }
+    assert.equal(writerOf('PodEvent', SUBJECTS.nodeLifecycleEvents('node-1')), 'scheduler');
+    assert.equal(writerOf('PodEvent', SUBJECTS.containerEvents('node-1', UID), 'node-1'), 'agent');
+    assert.equal(writerOf('PodStatusReported', SUBJECTS.podStatus('node-2', UID), 'node-1'), undefined);
+    assert.equal(writerOf('PodCreated', SUBJECTS.assignment('node-1', UID)), undefined);
+  });
+
+  it('matches subjects as NATS does', () => {
+    assert.ok(subjectMatches('a.*.c', 'a.b.c'));
+    assert.ok(!subjectMatches('a.*', 'a.b.c'));
+    assert.ok(subjectMatches('a.>', 'a.b.c'));
+    assert.ok(!subjectMatches('a.>', 'a'));
+    assert.ok(subjectMatches('a.{node}.c', 'a.n1.c', 'n1'));
+    assert.ok(!subjectMatches('a.{node}.c', 'a.n2.c', 'n1'));
+  });
+});
