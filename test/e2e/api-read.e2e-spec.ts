@@ -98,4 +98,96 @@ describe('the API for readers', () => {
     assert.equal(nodes.status, 200);
     assert.deepEqual(nodes.body.items, []);
   });
+
+  it('writes nothing on dryRun=All, yet validates, defaults and answers as if it wrote', async () => {
+    const before = (await sut.request<List<Pod>>('GET', '/api/v1/pods')).body;
+    const created = await sut.request<Pod>('POST', '/api/v1/namespaces/default/pods?dryRun=All', pod('dry', { app: 'dry' }));
+    assert.equal(created.status, 201);
+    assert.equal(created.body.metadata.name, 'dry');
+    assert.match(created.body.metadata.uid ?? '', /^[0-9a-f-]{36}$/);
+    assert.equal(created.body.spec.restartPolicy, 'Always');
+    assert.equal(created.body.metadata.resourceVersion, undefined);
+    const invalid = await sut.request<Status>('POST', '/api/v1/namespaces/default/pods?dryRun=All', { metadata: { name: 'dry' }, spec: {} });
+    assert.equal(invalid.status, 422);
+    const exists = await sut.request<Status>('POST', '/api/v1/namespaces/default/pods?dryRun=All', pod('web-1', {}));
+    assert.equal(exists.status, 409);
+
+    const patched = await sut.request<Pod>(
+      'PATCH',
+      '/api/v1/namespaces/default/pods/web-1?dryRun=All',
+      { metadata: { labels: { extra: 'yes' } } },
+      'application/merge-patch+json',
+    );
+    assert.equal(patched.status, 200);
+    assert.equal(patched.body.metadata.labels?.extra, 'yes');
+    const current = (await sut.getPod('default', 'web-1')) as Pod;
+    const replaced = await sut.request<Pod>('PUT', '/api/v1/namespaces/default/pods/web-1?dryRun=All', {
+      ...current,
+      metadata: { ...current.metadata, labels: { app: 'changed' } },
+    });
+    assert.equal(replaced.status, 200);
+    assert.equal(replaced.body.metadata.labels?.app, 'changed');
+    const deleted = await sut.request<Pod>('DELETE', '/api/v1/namespaces/default/pods/web-1?dryRun=All');
+    assert.equal(deleted.status, 200);
+    assert.ok(deleted.body.metadata.deletionTimestamp);
+    // kubectl puts it in the DeleteOptions body.
+    const deletedByBody = await sut.request<Pod>('DELETE', '/api/v1/namespaces/default/pods/web-2', {
+      kind: 'DeleteOptions',
+      apiVersion: 'v1',
+      dryRun: ['All'],
+    });
+    assert.equal(deletedByBody.status, 200);
+
+    const afterwards = (await sut.request<List<Pod>>('GET', '/api/v1/pods')).body;
+    assert.equal(afterwards.metadata.resourceVersion, before.metadata.resourceVersion, 'nothing was appended to the pods stream');
+    assert.deepEqual(names(afterwards), names(before));
+    const web1 = (await sut.getPod('default', 'web-1')) as Pod;
+    assert.equal(web1.metadata.labels?.extra, undefined);
+    assert.equal(web1.metadata.labels?.app, 'web');
+    assert.equal(web1.metadata.deletionTimestamp, undefined);
+    assert.equal((await sut.getPod('default', 'web-2'))?.metadata.deletionTimestamp, undefined);
+  });
+
+  it('answers an unknown dryRun value as Kubernetes: 422 on the verb options', async () => {
+    const create = await sut.request<Status>('POST', '/api/v1/namespaces/default/pods?dryRun=Yes', pod('nope', {}));
+    assert.equal(create.status, 422);
+    assert.equal(create.body.message, 'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"Yes"}: supported values: "All"');
+    assert.equal(create.body.details?.causes?.[0]?.field, 'dryRun');
+    const del = await sut.request<Status>('DELETE', '/api/v1/namespaces/default/pods/web-1?dryRun=maybe');
+    assert.equal(del.status, 422);
+    assert.match(del.body.message, /^DeleteOptions.meta.k8s.io/);
+    assert.equal(await sut.getPod('default', 'nope'), undefined);
+    assert.equal((await sut.getPod('default', 'web-1'))?.metadata.deletionTimestamp, undefined);
+  });
+
+  it('answers a PUT or PATCH carrying a stale resourceVersion with 409 Conflict', async () => {
+    const current = (await sut.getPod('default', 'db-1')) as Pod;
+    const stale = String(Number(current.metadata.resourceVersion) - 1);
+    const expected =
+      'Operation cannot be fulfilled on pods "db-1": the object has been modified; please apply your changes to the latest version and try again';
+    const patch = await sut.request<Status>(
+      'PATCH',
+      '/api/v1/namespaces/default/pods/db-1',
+      { metadata: { resourceVersion: stale, labels: { x: 'y' } } },
+      'application/strategic-merge-patch+json',
+    );
+    assert.equal(patch.status, 409);
+    assert.equal(patch.body.reason, 'Conflict');
+    assert.equal(patch.body.message, expected);
+    const put = await sut.request<Status>('PUT', '/api/v1/namespaces/default/pods/db-1', {
+      ...current,
+      metadata: { ...current.metadata, resourceVersion: stale },
+    });
+    assert.equal(put.status, 409);
+    assert.equal(put.body.message, expected);
+    assert.equal((await sut.getPod('default', 'db-1'))?.metadata.labels?.x, undefined);
+    const fresh = await sut.request<Pod>(
+      'PATCH',
+      '/api/v1/namespaces/default/pods/db-1',
+      { metadata: { resourceVersion: current.metadata.resourceVersion, labels: { x: 'y' } } },
+      'application/merge-patch+json',
+    );
+    assert.equal(fresh.status, 200);
+    assert.equal(fresh.body.metadata.labels?.x, 'y');
+  });
 });

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { eventFields, EVENT_SELECTABLE_FIELDS, type KubeEvent } from '#domain';
 import { ProjectionService } from '../projection/projection.service.js';
-import { parseListOptions, selected } from '../watch/list-options.js';
+import { parseListOptions, selected } from '../options/list-options.js';
 
 interface EventList {
   kind: 'EventList';

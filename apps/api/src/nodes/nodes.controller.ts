@@ -7,7 +7,8 @@ import type { ApiConfig } from '../api.config.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import { ProjectionService } from '../projection/projection.service.js';
 import { applyPatchBody, patchType } from '../patch/patch-body.js';
-import { parseListOptions, selected } from '../watch/list-options.js';
+import { parseDryRun } from '../options/dry-run.js';
+import { parseListOptions, selected } from '../options/list-options.js';
 
 /** Kubernetes core/v1 nodes: agents register them over the bus; operators may cordon them. */
 @Controller('api/v1/nodes')
@@ -42,7 +43,13 @@ export class NodesController {
    * of `spec.unschedulable`. Everything else about a node is its agent's to say.
    */
   @Patch(':name')
-  async patch(@Param('name') name: string, @Headers('content-type') contentType: string | undefined, @Body() body: unknown): Promise<object> {
+  async patch(
+    @Param('name') name: string,
+    @Headers('content-type') contentType: string | undefined,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+  ): Promise<object> {
+    const dryRun = parseDryRun('PatchOptions', query);
     const record = this.projection.nodes.get(name);
     if (!record) throw KubeStatusException.notFound('nodes', name);
     const type = patchType(contentType);
@@ -60,6 +67,20 @@ export class NodesController {
         },
       ]);
     }
+    const expectedVersion = (patched.metadata as { resourceVersion?: unknown }).resourceVersion;
+    if (
+      expectedVersion !== undefined &&
+      expectedVersion !== null &&
+      (typeof expectedVersion === 'string' ? expectedVersion : JSON.stringify(expectedVersion)) !== current.metadata.resourceVersion
+    ) {
+      throw new KubeStatusException(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on nodes "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+        { name, kind: 'nodes' },
+      );
+    }
+    if (dryRun) return { ...current, spec: { ...current.spec, unschedulable } };
     if (unschedulable !== (current.spec.unschedulable ?? false)) {
       await this.bus.publish(SUBJECTS.nodeSpec(name), 'NodeSpecChanged', { nodeName: name, unschedulable }, { correlationId: name });
       // Read your write: the nodes projection follows the stream.

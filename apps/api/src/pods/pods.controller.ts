@@ -3,7 +3,8 @@ import type { Pod } from '#contracts';
 import { podFields, POD_PATCH_META, POD_SELECTABLE_FIELDS } from '#domain';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import { applyPatchBody, patchType } from '../patch/patch-body.js';
-import { parseListOptions, selected } from '../watch/list-options.js';
+import { parseDryRun } from '../options/dry-run.js';
+import { parseListOptions, selected } from '../options/list-options.js';
 import { PodsService } from './pods.service.js';
 
 interface PodList {
@@ -52,8 +53,8 @@ export class PodsController {
 
   @Post('namespaces/:namespace/pods')
   @HttpCode(201)
-  create(@Param('namespace') namespace: string, @Body() body: unknown): Promise<Pod> {
-    return this.pods.create(namespace, body);
+  create(@Param('namespace') namespace: string, @Body() body: unknown, @Query() query: Record<string, unknown>): Promise<Pod> {
+    return this.pods.create(namespace, body, parseDryRun('CreateOptions', query));
   }
 
   @Get('namespaces/:namespace/pods/:name')
@@ -62,8 +63,8 @@ export class PodsController {
   }
 
   @Put('namespaces/:namespace/pods/:name')
-  replace(@Param('namespace') namespace: string, @Param('name') name: string, @Body() body: unknown): Promise<Pod> {
-    return this.pods.update(namespace, name, () => body, true);
+  replace(@Param('namespace') namespace: string, @Param('name') name: string, @Body() body: unknown, @Query() query: Record<string, unknown>): Promise<Pod> {
+    return this.pods.update(namespace, name, () => body, true, parseDryRun('UpdateOptions', query));
   }
 
   /** JSON patch, JSON merge patch and strategic merge patch (what kubectl sends), as in Kubernetes. */
@@ -73,9 +74,11 @@ export class PodsController {
     @Param('name') name: string,
     @Headers('content-type') contentType: string | undefined,
     @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
   ): Promise<Pod> {
+    const dryRun = parseDryRun('PatchOptions', query);
     const type = patchType(contentType);
-    return this.pods.update(namespace, name, (current) => applyPatchBody(current, type, body, POD_PATCH_META));
+    return this.pods.update(namespace, name, (current) => applyPatchBody(current, type, body, POD_PATCH_META), false, dryRun);
   }
 
   @Delete('namespaces/:namespace/pods/:name')
@@ -84,7 +87,8 @@ export class PodsController {
     @Param('name') name: string,
     @Query('gracePeriodSeconds') grace: string | undefined,
     @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
   ): Promise<Pod> {
-    return this.pods.delete(namespace, name, parseGrace(grace, body));
+    return this.pods.delete(namespace, name, parseGrace(grace, body), parseDryRun('DeleteOptions', query, body));
   }
 }

@@ -54,7 +54,8 @@ export class PodsService {
     return manifest;
   }
 
-  async create(namespace: string, body: unknown): Promise<Pod> {
+  /** With `dryRun`, everything but the write: validated, defaulted and answered as if stored (no resourceVersion, as Kubernetes). */
+  async create(namespace: string, body: unknown, dryRun = false): Promise<Pod> {
     const manifest = this.validate(namespace, body);
     const name = manifest.metadata.name;
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
@@ -74,6 +75,11 @@ export class PodsService {
           generation: 1,
         },
       };
+      if (dryRun) {
+        const view = podView({ namespace, name, uid, manifest: pod, subjectSeq: 0, resourceVersion: 0, removed: false });
+        const { resourceVersion: _none, ...metadata } = view.metadata;
+        return { ...view, metadata };
+      }
       try {
         const { seq } = await this.bus.publish(
           SUBJECTS.pod(namespace, name),
@@ -99,7 +105,7 @@ export class PodsService {
    * may change in the spec, plus labels and annotations; an image change bumps the
    * generation and restarts just that container on its node.
    */
-  async update(namespace: string, name: string, change: (current: Omit<Pod, 'status'>) => unknown, replace = false): Promise<Pod> {
+  async update(namespace: string, name: string, change: (current: Omit<Pod, 'status'>) => unknown, replace = false, dryRun = false): Promise<Pod> {
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
       const record = this.projection.pods.get(namespace, name);
       if (!record) throw KubeStatusException.notFound('pods', name);
@@ -114,7 +120,12 @@ export class PodsService {
       const { status: _status, ...currentObject } = current;
       const proposed = change(currentObject);
       const expectedVersion = (proposed as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
-      if (replace && expectedVersion !== undefined && expectedVersion !== current.metadata.resourceVersion) {
+      // A PUT or PATCH that names a resourceVersion is a precondition on it, as in Kubernetes.
+      if (
+        expectedVersion !== undefined &&
+        expectedVersion !== null &&
+        (typeof expectedVersion === 'string' ? expectedVersion : JSON.stringify(expectedVersion)) !== current.metadata.resourceVersion
+      ) {
         throw new KubeStatusException(
           409,
           'Conflict',
@@ -151,6 +162,7 @@ export class PodsService {
       // Only the images change: the rest of each container stays as written, so no other container restarts.
       const containers = record.manifest.spec.containers.map((c, i) => ({ ...c, image: after.containers[i]?.image ?? c.image }));
       const pod: PodManifest = { ...record.manifest, metadata, spec: { ...record.manifest.spec, containers } };
+      if (dryRun) return podView({ ...record, manifest: pod });
       try {
         const { seq } = await this.bus.publish(
           SUBJECTS.pod(namespace, name),
@@ -171,12 +183,13 @@ export class PodsService {
     throw new KubeStatusException(409, 'Conflict', `pods "${name}": too many concurrent writes, try again`);
   }
 
-  async delete(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod> {
+  async delete(namespace: string, name: string, gracePeriodSeconds?: number, dryRun = false): Promise<Pod> {
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
       const record = this.projection.pods.get(namespace, name);
       if (!record) throw KubeStatusException.notFound('pods', name);
       if (record.deletion) return podView(record);
       const grace = gracePeriodSeconds ?? record.manifest.spec.terminationGracePeriodSeconds ?? 30;
+      if (dryRun) return podView({ ...record, deletion: { timestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), gracePeriodSeconds: grace } });
       try {
         const { seq } = await this.bus.publish(
           SUBJECTS.pod(namespace, name),
