@@ -64,7 +64,7 @@ export class PodsController {
 
   @Put('namespaces/:namespace/pods/:name')
   replace(@Param('namespace') namespace: string, @Param('name') name: string, @Body() body: unknown, @Query() query: Record<string, unknown>): Promise<Pod> {
-    return this.pods.update(namespace, name, () => body, true, parseDryRun('UpdateOptions', query));
+    return this.pods.update(namespace, name, () => body, parseDryRun('UpdateOptions', query));
   }
 
   /** JSON patch, JSON merge patch and strategic merge patch (what kubectl sends), as in Kubernetes. */
@@ -78,7 +78,7 @@ export class PodsController {
   ): Promise<Pod> {
     const dryRun = parseDryRun('PatchOptions', query);
     const type = patchType(contentType);
-    return this.pods.update(namespace, name, (current) => applyPatchBody(current, type, body, POD_PATCH_META), false, dryRun);
+    return this.pods.update(namespace, name, (current) => applyPatchBody(current, type, body, POD_PATCH_META), dryRun);
   }
 
   @Delete('namespaces/:namespace/pods/:name')

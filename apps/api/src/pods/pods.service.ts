@@ -105,7 +105,7 @@ export class PodsService {
    * may change in the spec, plus labels and annotations; an image change bumps the
    * generation and restarts just that container on its node.
    */
-  async update(namespace: string, name: string, change: (current: Omit<Pod, 'status'>) => unknown, replace = false, dryRun = false): Promise<Pod> {
+  async update(namespace: string, name: string, change: (current: Omit<Pod, 'status'>) => unknown, dryRun = false): Promise<Pod> {
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
       const record = this.projection.pods.get(namespace, name);
       if (!record) throw KubeStatusException.notFound('pods', name);
