@@ -4,6 +4,15 @@ import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { freePort, ManagedProcess, ROOT } from '../test/harness/processes.js';
 
+/**
+ * How long to wait for `items` units of work (pods started, pods deleted): a base for the
+ * set-up plus a share per item, so a bigger run or a busier machine is not cut off by a
+ * budget sized for a small one. 2 s per pod is about ten times what a pod start costs here.
+ */
+export function workTimeoutMs(items: number, perItemMs = 2000, baseMs = 60_000): number {
+  return baseMs + items * perItemMs;
+}
+
 export function quantile(sorted: number[], q: number): number {
   const i = Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1);
   return sorted[Math.max(0, i)] ?? NaN;

@@ -5,7 +5,7 @@ import type { Pod } from '#contracts';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { HOLLOW_READY, spawnHollow } from '../test/harness/hollow.js';
 import { sleep, waitFor, type ManagedProcess } from '../test/harness/processes.js';
-import { fmt, printTable, rssKiB } from './bench-util.js';
+import { fmt, printTable, rssKiB, workTimeoutMs } from './bench-util.js';
 
 /** Sizes; the environment may lower them for a quick run. */
 const NODES = Number(process.env.BENCH_HOLLOW_NODES ?? 1000);
@@ -64,7 +64,7 @@ async function startHollowNodes(cluster: Cluster, prefix: string, env: Record<st
   const procs: ManagedProcess[] = [];
   for (let first = 0; first < NODES; first += per) procs.push(spawnHollow(cluster.nats.url, prefix, Math.min(per, NODES - first), env, first));
   await Promise.all(procs.map((p) => p.waitForLine(HOLLOW_READY, 300_000)));
-  await waitFor(`${NODES} hollow nodes Ready`, async () => (await readyNodes(cluster, prefix)) === NODES, 120_000, 1000);
+  await waitFor(`${NODES} hollow nodes Ready`, async () => (await readyNodes(cluster, prefix)) === NODES, workTimeoutMs(NODES, 500), 1000);
   return procs;
 }
 

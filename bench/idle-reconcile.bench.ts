@@ -1,7 +1,7 @@
 import type { Pod } from '#contracts';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { sleep, waitFor } from '../test/harness/processes.js';
-import { fmt, printTable, rssKiB, scrape, sumMetric, type MetricSample } from './bench-util.js';
+import { fmt, printTable, rssKiB, scrape, sumMetric, workTimeoutMs, type MetricSample } from './bench-util.js';
 
 const PODS = 110;
 const NS = 'bench';
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
           const pods = await listPods(cluster);
           return pods.length === PODS && pods.every(running);
         },
-        180_000,
+        workTimeoutMs(PODS),
         1000,
       ),
     );
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     );
 
     for (const pod of await listPods(cluster)) await cluster.request('DELETE', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}?gracePeriodSeconds=0`);
-    await cluster.withLogs(waitFor(`${PODS} pods to be deleted`, async () => (await listPods(cluster)).length === 0, 180_000, 1000));
+    await cluster.withLogs(waitFor(`${PODS} pods to be deleted`, async () => (await listPods(cluster)).length === 0, workTimeoutMs(PODS), 1000));
   } finally {
     await cluster.stop();
   }

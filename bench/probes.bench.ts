@@ -3,13 +3,11 @@ import { readFileSync } from 'node:fs';
 import type { Pod } from '#contracts';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { sleep, waitFor } from '../test/harness/processes.js';
-import { fmt, printTable, rssKiB, scrape, sumMetric } from './bench-util.js';
+import { fmt, printTable, rssKiB, scrape, sumMetric, workTimeoutMs } from './bench-util.js';
 
 const PODS = 110;
 const NS = 'bench';
 const WINDOW_MS = 30_000;
-/** The whole run, clean-up included, stays under 6 minutes: every wait takes what is left of this. */
-const BUDGET_MS = 320_000;
 const CREATE_CONCURRENCY = 8;
 const PROBES = 'jetlet_probe_results_total';
 const PORT = 8080;
@@ -121,9 +119,8 @@ async function deleteAll(cluster: Cluster, timeoutMs: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const deadline = Date.now() + BUDGET_MS;
-  /** What is left of the budget for one wait, keeping `reserveMs` for what comes after it. */
-  const left = (reserveMs: number): number => Math.max(1000, deadline - Date.now() - reserveMs);
+  // Every wait scales with the pods it waits for (a fixed budget timed out on a busy machine).
+  const wait = workTimeoutMs(PODS);
   const cluster = await Cluster.start();
   const node = uniqueName('bench-probes');
   try {
@@ -132,15 +129,15 @@ async function main(): Promise<void> {
     const url = cluster.agentUrl(node);
 
     // Phase A: the pods without probes.
-    const upA = await createAll(cluster, 'plain', false, 'Running', running, left(2 * WINDOW_MS + 120_000));
+    const upA = await createAll(cluster, 'plain', false, 'Running', running, wait);
     console.log(`A: ${PODS} pods without probes created and Running in ${upA.toFixed(1)} s`);
     await sleep(3000); // status reports of the last starts
     const a = await measure(pid, url, WINDOW_MS);
-    const goneA = await deleteAll(cluster, left(WINDOW_MS + 90_000));
+    const goneA = await deleteAll(cluster, wait);
     console.log(`A: ${PODS} pods deleted in ${goneA.toFixed(1)} s`);
 
     // Phase B: the same pods with an httpGet liveness and readiness probe every second.
-    const upB = await createAll(cluster, 'probed', true, 'Ready', ready, left(WINDOW_MS + 40_000));
+    const upB = await createAll(cluster, 'probed', true, 'Ready', ready, wait);
     console.log(`B: ${PODS} pods with probes created and Ready in ${upB.toFixed(1)} s`);
     await sleep(3000);
     const b = await measure(pid, url, WINDOW_MS);
@@ -158,7 +155,7 @@ async function main(): Promise<void> {
     const types = [...b.byType].filter(([, perSecond]) => perSecond > 0).map(([type, perSecond]) => `${type} ${fmt(perSecond, 1)}/s`);
     console.log(`with probes: expected ${2 * PODS}/s (${types.join(', ')}); failed ${fmt(b.failedPerSecond, 1)}/s; not Ready at the end: ${notReady.length}`);
 
-    const goneB = await deleteAll(cluster, left(0));
+    const goneB = await deleteAll(cluster, wait);
     console.log(`B: ${PODS} pods deleted in ${goneB.toFixed(1)} s`);
   } finally {
     await cluster.stop();

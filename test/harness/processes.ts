@@ -91,23 +91,42 @@ export class ManagedProcess {
 export class NatsServer {
   private constructor(
     readonly url: string,
-    private readonly process: ManagedProcess,
+    private process: ManagedProcess,
     private readonly dataDir: string,
   ) {}
 
-  static async start(): Promise<NatsServer> {
-    const port = await freePort();
-    const dataDir = mkdtempSync(join(tmpdir(), 'jetlet-nats-'));
+  private static async run(port: number, dataDir: string): Promise<ManagedProcess> {
     const child = spawn('nats-server', ['-js', '-sd', dataDir, '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
     const proc = new ManagedProcess('nats-server', child);
     try {
       await proc.waitForLine(/Server is ready/);
     } catch (error) {
       await proc.stop();
+      throw error;
+    }
+    return proc;
+  }
+
+  static async start(): Promise<NatsServer> {
+    const port = await freePort();
+    const dataDir = mkdtempSync(join(tmpdir(), 'jetlet-nats-'));
+    try {
+      return new NatsServer(`nats://127.0.0.1:${port}`, await NatsServer.run(port, dataDir), dataDir);
+    } catch (error) {
       rmSync(dataDir, { recursive: true, force: true });
       throw error;
     }
-    return new NatsServer(`nats://127.0.0.1:${port}`, proc, dataDir);
+  }
+
+  /** Kills the server with SIGKILL (no clean shutdown, as a crash or an OOM kill), keeping its data. */
+  async kill(): Promise<void> {
+    await this.process.stop('SIGKILL');
+  }
+
+  /** Starts the server again on the same port and data directory; resolves once it is ready. */
+  async restart(): Promise<void> {
+    await this.process.stop();
+    this.process = await NatsServer.run(Number(new URL(this.url).port), this.dataDir);
   }
 
   async stop(): Promise<void> {

@@ -17,6 +17,11 @@ export class ApiConfig extends BusConfig {
   @Min(1)
   NODE_GRACE_SECONDS: number = 40;
 
+  /** How long a write waits for JetStream to acknowledge it before answering 503. */
+  @IsNumber()
+  @Min(0.1)
+  BUS_TIMEOUT_SECONDS: number = 2;
+
   /** How long a write waits for its own fact to reach the API's projection. */
   @IsNumber()
   @Min(0.1)

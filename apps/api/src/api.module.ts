@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { BusModule } from '#bus';
 import { loadConfig } from '#contracts';
 import { API_CONFIG } from './api.constants.js';
@@ -13,12 +13,28 @@ import { PodsService } from './pods/pods.service.js';
 import { PodLogsController } from './pods/pod-logs.controller.js';
 import { PodLogsService } from './pods/pod-logs.service.js';
 import { ProjectionService } from './projection/projection.service.js';
+import { StaleReadInterceptor } from './projection/stale-read.interceptor.js';
 
 const config = loadConfig(ApiConfig);
 
 @Module({
-  imports: [BusModule.forRoot(() => ({ servers: config.NATS_URL, streamReplicas: config.STREAM_REPLICAS, name: 'jetlet-api', source: { component: 'api' } }))],
+  imports: [
+    BusModule.forRoot(() => ({
+      servers: config.NATS_URL,
+      streamReplicas: config.STREAM_REPLICAS,
+      name: 'jetlet-api',
+      source: { component: 'api' },
+      publishTimeoutMs: config.BUS_TIMEOUT_SECONDS * 1000,
+    })),
+  ],
   controllers: [DiscoveryController, PodsController, PodLogsController, NodesController, EventsController],
-  providers: [{ provide: API_CONFIG, useValue: config }, { provide: APP_FILTER, useClass: KubeStatusFilter }, ProjectionService, PodsService, PodLogsService],
+  providers: [
+    { provide: API_CONFIG, useValue: config },
+    { provide: APP_FILTER, useClass: KubeStatusFilter },
+    { provide: APP_INTERCEPTOR, useClass: StaleReadInterceptor },
+    ProjectionService,
+    PodsService,
+    PodLogsService,
+  ],
 })
 export class ApiModule {}

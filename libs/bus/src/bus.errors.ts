@@ -12,5 +12,14 @@ export class SequenceConflictError extends Error {
 
 /** The bus could not be reached or answered with an error. */
 export class BusError extends Error {
-  override readonly name = 'BusError';
+  override readonly name: string = 'BusError';
+}
+
+/**
+ * The bus cannot take a write now: the connection is down, JetStream does not answer yet
+ * (a restarted server recovering its streams), or the acknowledgement did not come in time.
+ * A write that timed out may still have been stored; its message id makes a retry a duplicate.
+ */
+export class BusUnavailableError extends BusError {
+  override readonly name = 'BusUnavailableError';
 }

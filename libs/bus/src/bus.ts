@@ -13,7 +13,7 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, errors as natsErrors, type NatsConnection } from '@nats-io/transport-node';
 import {
   ContractValidationError,
   decodeEnvelope,
@@ -27,7 +27,8 @@ import {
   type MessageType,
 } from '#contracts';
 import { busMetrics } from '#observability';
-import { BusError, SequenceConflictError } from './bus.errors.js';
+import { BusError, BusUnavailableError, SequenceConflictError } from './bus.errors.js';
+import { Outbox, type OutboxOptions } from './outbox.js';
 
 /** JetStream's error code for a failed expected-last-(subject-)sequence check. */
 const WRONG_LAST_SEQUENCE = 10071;
@@ -43,6 +44,10 @@ export interface BusOptions {
   maxRetryDelayMs?: number;
   /** Replicas of every stream `ensureStreams` creates or updates (1 by default; 3 on a three-server cluster). */
   streamReplicas?: number;
+  /** How long a publish waits for JetStream's acknowledgement before BusUnavailableError, ms (5000). */
+  publishTimeoutMs?: number;
+  /** The buffer of `publishBuffered` (events published while the bus is unreachable). */
+  outbox?: OutboxOptions;
 }
 
 export interface PublishOptions {
@@ -53,6 +58,8 @@ export interface PublishOptions {
   id?: string;
   /** Optimistic concurrency: the subject's last sequence must be this (0 = subject empty). */
   expectedLastSubjectSequence?: number;
+  /** When the fact happened, if not now (a buffered publish keeps the time it was made). */
+  time?: string;
 }
 
 export interface Published<T extends MessageType> {
@@ -70,6 +77,12 @@ export interface Delivery {
 }
 
 export type Handler = (envelope: AnyEnvelope, delivery: Delivery) => Promise<void> | void;
+
+/** An open consumer: its message iterator and how many messages waited when it opened. */
+interface Opened {
+  messages: ConsumerMessages;
+  pending: number;
+}
 
 export type DeliverFrom = 'all' | 'last_per_subject' | 'new' | { startSeq: number };
 
@@ -94,20 +107,54 @@ function deliverConfig(from: DeliverFrom): { deliver_policy: DeliverPolicy; opt_
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * A pull consumer's request lifetime, ms. Its idle heartbeat is half of it, and two missed
+ * heartbeats mark the consumer dead: a consumer lost with a server restart is noticed
+ * within this time even when no reconnect is seen. (nats.js defaults to 30 s, so a
+ * consumer lost to a SIGKILLed server came back only after about 40 s.)
+ */
+export const CONSUMER_EXPIRES_MS = 4000;
+/** First and longest wait between attempts to open a consumer again, ms. */
+const REOPEN_FIRST_DELAY_MS = 100;
+const REOPEN_MAX_DELAY_MS = 2000;
+
+/** True for the errors that mean "the bus is not there now", as opposed to a refusal. */
+export function isUnavailable(error: unknown): boolean {
+  if (error instanceof BusUnavailableError) return true;
+  if (error instanceof JetStreamApiError) return error.code === 10008; // JetStream temporarily unavailable
+  return (
+    error instanceof natsErrors.TimeoutError ||
+    error instanceof natsErrors.NoRespondersError ||
+    error instanceof natsErrors.ClosedConnectionError ||
+    error instanceof natsErrors.DrainingConnectionError ||
+    error instanceof natsErrors.ConnectionError ||
+    (error instanceof natsErrors.RequestError && isUnavailable(error.cause))
+  );
+}
+
+/**
  * The JetStream adapter: envelopes in and out, streams ensured at start, durable
  * consumers that validate and `term` what is invalid, ordered consumers for replay.
  */
 export class Bus {
   private readonly logger = new Logger(Bus.name);
   private readonly subscriptions = new Set<Subscription>();
+  private readonly reconnectListeners = new Set<() => void>();
+  private readonly publishTimeoutMs: number;
+  private readonly streamReplicas: number;
+  /** Events and container events published while the bus is unreachable wait here. */
+  readonly outbox: Outbox;
 
   private constructor(
     readonly nc: NatsConnection,
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
     private readonly source: MessageSource,
-    private readonly streamReplicas: number,
-  ) {}
+    options: BusOptions,
+  ) {
+    this.streamReplicas = options.streamReplicas ?? 1;
+    this.publishTimeoutMs = options.publishTimeoutMs ?? 5000;
+    this.outbox = new Outbox((message) => this.publish(message.subject, message.type, message.data, message.options), isUnavailable, options.outbox);
+  }
 
   /** Connects, retrying with capped exponential back-off until the server answers or `signal` aborts. */
   static async connect(options: BusOptions, signal?: AbortSignal): Promise<Bus> {
@@ -124,7 +171,7 @@ export class Bus {
         });
         const jsm = await jetstreamManager(nc);
         if (attempt > 1) logger.log(`connected to ${options.servers} after ${attempt} attempts`);
-        const bus = new Bus(nc, jetstream(nc), jsm, options.source, options.streamReplicas ?? 1);
+        const bus = new Bus(nc, jetstream(nc), jsm, options.source, options);
         void bus.watchConnection();
         return bus;
       } catch (error) {
@@ -138,16 +185,22 @@ export class Bus {
 
   /** False while the connection is down (the client reconnects on its own, with back-off). */
   connected = true;
+  /** ms since the epoch when the connection went down; undefined while connected. */
+  disconnectedSinceMs?: number;
 
-  /** Logs losing and regaining the server, and keeps `connected` current. */
+  /** Logs losing and regaining the server, keeps `connected` current, and tells the consumers. */
   private async watchConnection(): Promise<void> {
     for await (const status of this.nc.status()) {
       if (status.type === 'disconnect') {
         this.connected = false;
+        this.disconnectedSinceMs ??= Date.now();
         this.logger.warn('lost the NATS connection; reconnecting');
       } else if (status.type === 'reconnect') {
         this.connected = true;
+        this.disconnectedSinceMs = undefined;
         this.logger.log('NATS connection is back');
+        for (const listener of this.reconnectListeners) listener();
+        this.outbox.wake();
       }
     }
   }
@@ -187,23 +240,45 @@ export class Bus {
       id: options.id ?? randomUUID(),
       type,
       version: MESSAGES[type].version,
-      time: new Date().toISOString(),
+      time: options.time ?? new Date().toISOString(),
       source: this.source,
       correlationId: options.correlationId,
       ...(options.causationId ? { causationId: options.causationId } : {}),
       data,
     };
-    const expect = options.expectedLastSubjectSequence === undefined ? undefined : { lastSubjectSequence: options.expectedLastSubjectSequence };
+    return this.publishEnvelope(subject, envelope, options.expectedLastSubjectSequence);
+  }
+
+  private async publishEnvelope<T extends MessageType>(subject: string, envelope: Envelope<T>, expectedLastSubjectSequence?: number): Promise<Published<T>> {
+    // A write while the connection is down would only sit in the client's buffer until the
+    // timeout: say at once that the bus is not there.
+    if (!this.connected) throw new BusUnavailableError(`NATS is unreachable (since ${new Date(this.disconnectedSinceMs ?? Date.now()).toISOString()})`);
+    const expect = expectedLastSubjectSequence === undefined ? undefined : { lastSubjectSequence: expectedLastSubjectSequence };
     try {
-      const ack = await this.js.publish(subject, JSON.stringify(envelope), { msgID: envelope.id, ...(expect ? { expect } : {}) });
-      busMetrics.published.inc({ type });
+      const ack = await this.js.publish(subject, JSON.stringify(envelope), {
+        msgID: envelope.id,
+        timeout: this.publishTimeoutMs,
+        ...(expect ? { expect } : {}),
+      });
+      busMetrics.published.inc({ type: envelope.type });
       return { seq: ack.seq, duplicate: ack.duplicate, envelope };
     } catch (error) {
       if (error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE) {
-        throw new SequenceConflictError(subject, options.expectedLastSubjectSequence ?? -1, { cause: error });
+        throw new SequenceConflictError(subject, expectedLastSubjectSequence ?? -1, { cause: error });
       }
+      if (isUnavailable(error)) throw new BusUnavailableError(`JetStream did not take the write: ${(error as Error).message}`, { cause: error });
       throw error;
     }
+  }
+
+  /**
+   * Publishes a fact that must survive a bus outage but that nobody waits for (events,
+   * container events): it is sent now, or kept in the bounded outbox and sent in order once
+   * the bus answers again. The envelope (id, time) is fixed now, so a retry is a duplicate
+   * the stream drops. Never throws.
+   */
+  publishBuffered<T extends MessageType>(subject: string, type: T, data: MessageData<T>, options: PublishOptions): void {
+    this.outbox.add({ subject, type, data, options: { ...options, id: options.id ?? randomUUID(), time: new Date().toISOString() } });
   }
 
   /** Removes every message on one subject (its single writer's clean-up). */
@@ -228,81 +303,94 @@ export class Bus {
    * A durable pull consumer with explicit ack. Each message is decoded and validated:
    * an invalid one is terminated, counted and logged with its subject and sequence; a
    * handler failure is redelivered after a delay. With `recreate`, the consumer is
-   * deleted first so delivery starts again from `from` (how an agent rebuilds).
+   * deleted first so delivery starts again from `from` (how an agent rebuilds). A consumer
+   * that dies (server restarted, consumer deleted) is opened again at once; see `supervise`.
    */
   async consume(
     stream: string,
     options: { durable: string; filterSubject: string; from: DeliverFrom; recreate?: boolean; maxDeliver?: number },
     handler: Handler,
   ): Promise<Subscription> {
-    if (options.recreate) {
-      try {
-        await this.jsm.consumers.delete(stream, options.durable);
-      } catch (error) {
-        if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
+    const open = async (first: boolean): Promise<Opened> => {
+      if (first && options.recreate) {
+        try {
+          await this.jsm.consumers.delete(stream, options.durable);
+        } catch (error) {
+          if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
+        }
       }
-    }
-    const existing = await this.jsm.consumers.info(stream, options.durable).catch((error: unknown) => {
-      if (error instanceof JetStreamApiError && error.status === 404) return undefined;
-      throw error;
-    });
-    if (!existing) {
-      await this.jsm.consumers.add(stream, {
-        durable_name: options.durable,
-        ack_policy: AckPolicy.Explicit,
-        filter_subject: options.filterSubject,
-        ack_wait: 30e9,
-        max_deliver: options.maxDeliver ?? -1,
-        ...deliverConfig(options.from),
+      const existing = await this.jsm.consumers.info(stream, options.durable).catch((error: unknown) => {
+        if (error instanceof JetStreamApiError && error.status === 404) return undefined;
+        throw error;
       });
-    }
-    const consumer = await this.js.consumers.get(stream, options.durable);
-    const info = await consumer.info(true);
-    const messages = await consumer.consume({ max_messages: 256 });
-    const first = this.pump(stream, options.durable, messages, info.num_pending + info.num_ack_pending, handler, true);
-
-    // A consumer deleted under us (by an operator, or a stream reset) would leave the client
-    // retrying forever while nothing arrives: create it again and go on. Deliveries start
-    // over from `from`; handlers are idempotent by sequence.
-    let current = first;
-    let stopped = false;
-    const watch = async (notifications: AsyncIterable<{ type: string }>): Promise<void> => {
-      for await (const status of notifications) {
-        if (stopped || (status.type !== 'consumer_deleted' && status.type !== 'consumer_not_found')) continue;
-        this.logger.warn(`consumer ${options.durable} on ${stream} is gone (${status.type}); creating it again`);
-        busMetrics.consumerRecreated.inc({ stream, consumer: options.durable });
-        await current.stop();
-        if (stopped) return;
-        const again = await this.consume(stream, { ...options, recreate: false }, handler).catch((error: unknown) => {
-          this.logger.error(`consumer ${options.durable} on ${stream} not recreated: ${(error as Error).message}`);
-          return undefined;
+      // Gone after the first open: deleted by an operator, or lost with the server's state.
+      // Deliveries start over from `from`; handlers are idempotent by sequence.
+      if (!existing) {
+        await this.jsm.consumers.add(stream, {
+          durable_name: options.durable,
+          ack_policy: AckPolicy.Explicit,
+          filter_subject: options.filterSubject,
+          ack_wait: 30e9,
+          max_deliver: options.maxDeliver ?? -1,
+          ...deliverConfig(options.from),
         });
-        if (again) current = again;
-        return;
       }
+      const consumer = await this.js.consumers.get(stream, options.durable);
+      const info = await consumer.info(true);
+      const messages = await consumer.consume({ max_messages: 256, expires: CONSUMER_EXPIRES_MS });
+      return { messages, pending: info.num_pending + info.num_ack_pending };
     };
-    void watch(messages.status());
-    return {
-      caughtUp: first.caughtUp,
-      stop: async () => {
-        stopped = true;
-        await current.stop();
-      },
-    };
+    return this.supervise(stream, options.durable, open, handler, true);
   }
 
-  /** An ordered (ack-less, in-memory) consumer for replay and projections. */
+  /**
+   * An ordered (ack-less, in-memory) consumer for replay and projections. Opened again
+   * after a failure, it resumes after the last sequence handled.
+   */
   async follow(stream: string, options: { filterSubject: string; from: DeliverFrom }, handler: Handler): Promise<Subscription> {
-    const consumer = await this.js.consumers.get(stream, { filter_subjects: options.filterSubject, ...deliverConfig(options.from) });
-    const info = await consumer.info(true);
-    const messages = await consumer.consume();
-    return this.pump(stream, 'ordered', messages, info.num_pending, handler, false);
+    let lastSeq = 0;
+    const open = async (): Promise<Opened> => {
+      const from: DeliverFrom = lastSeq > 0 ? { startSeq: lastSeq + 1 } : options.from;
+      const consumer = await this.js.consumers.get(stream, { filter_subjects: options.filterSubject, ...deliverConfig(from) });
+      const info = await consumer.info(true);
+      const messages = await consumer.consume({ expires: CONSUMER_EXPIRES_MS });
+      return { messages, pending: info.num_pending };
+    };
+    return this.supervise(
+      stream,
+      'ordered',
+      open,
+      (envelope, delivery) => {
+        lastSeq = Math.max(lastSeq, delivery.seq);
+        return handler(envelope, delivery);
+      },
+      false,
+      (seq) => (lastSeq = Math.max(lastSeq, seq)),
+    );
   }
 
-  private pump(stream: string, consumerName: string, messages: ConsumerMessages, initialPending: number, handler: Handler, acked: boolean): Subscription {
+  /**
+   * Runs a consumer and keeps it alive, as a ListWatch keeps its watch: when the connection
+   * comes back, when two idle heartbeats are missed, or when the server says the consumer
+   * is gone, the consumer is closed and opened again at once (retrying with a short capped
+   * back-off while JetStream recovers). nats.js would recover on its own only after its
+   * 30 s back-off.
+   */
+  private async supervise(
+    stream: string,
+    consumerName: string,
+    open: (first: boolean) => Promise<Opened>,
+    handler: Handler,
+    acked: boolean,
+    onSkipped?: (seq: number) => void,
+  ): Promise<Subscription> {
     let markCaughtUp: () => void = () => undefined;
     const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
-    if (initialPending === 0) markCaughtUp();
+    let stopped = false;
+    let current = await open(true);
+    if (current.pending === 0) markCaughtUp();
+    let reopening: Promise<void> | undefined;
+    let wake: () => void = () => undefined;
 
     const handleOne = async (m: JsMsg): Promise<void> => {
       const delivery: Delivery = { subject: m.subject, seq: m.seq, pending: m.info.pending };
@@ -317,6 +405,7 @@ export class Bus {
         this.logger.warn(`${acked ? 'terminated' : 'skipped'} invalid message on ${m.subject} (stream ${stream} seq ${m.seq}): ${why}`);
         // No reason text: nats-server 2.9 only knows a bare +TERM (a reason makes it ignore the term).
         if (acked) m.term();
+        onSkipped?.(m.seq);
         return;
       }
       try {
@@ -330,18 +419,78 @@ export class Bus {
       }
     };
 
+    /** Closes the current consumer and opens it again until that works or the subscription stops. */
+    const reopen = (why: string): void => {
+      if (stopped || reopening) return;
+      this.logger.warn(`consumer ${consumerName} on ${stream}: ${why}; opening it again`);
+      busMetrics.consumerRecreated.inc({ stream, consumer: consumerName });
+      reopening = (async () => {
+        await current.messages.close().catch(() => undefined);
+        let delay = REOPEN_FIRST_DELAY_MS;
+        for (let attempt = 1; !stopped; attempt++) {
+          try {
+            const next = await open(false);
+            if (stopped) {
+              await next.messages.close().catch(() => undefined);
+              return;
+            }
+            current = next;
+            watchStatus(next.messages);
+            this.logger.log(`consumer ${consumerName} on ${stream} is back (attempt ${attempt})`);
+            wake();
+            return;
+          } catch (error) {
+            this.logger.warn(`consumer ${consumerName} on ${stream} not open yet (attempt ${attempt}): ${(error as Error).message}`);
+            await sleep(delay);
+            delay = Math.min(delay * 2, REOPEN_MAX_DELAY_MS);
+          }
+        }
+      })().finally(() => (reopening = undefined));
+    };
+
+    const watchStatus = (messages: ConsumerMessages): void => {
+      void (async () => {
+        for await (const status of messages.status()) {
+          if (messages !== current.messages) return;
+          if (status.type === 'consumer_deleted' || status.type === 'consumer_not_found' || status.type === 'stream_not_found') reopen(status.type);
+          else if (status.type === 'heartbeats_missed' && status.count >= 2) reopen(`${status.count} idle heartbeats missed`);
+        }
+      })().catch(() => undefined);
+    };
+    watchStatus(current.messages);
+    const onReconnect = (): void => reopen('the connection came back');
+    this.reconnectListeners.add(onReconnect);
+
     const done = (async () => {
-      for await (const m of messages) {
-        await handleOne(m);
-        if (m.info.pending === 0) markCaughtUp();
+      while (!stopped) {
+        const messages = current.messages;
+        try {
+          for await (const m of messages) {
+            await handleOne(m);
+            if (m.info.pending === 0) markCaughtUp();
+          }
+        } catch (error) {
+          if (!stopped) this.logger.warn(`consumer ${consumerName} on ${stream} ended: ${String(error)}`);
+        }
+        if (stopped) return;
+        // The iterator ended without a stop: a reopen is under way (or must be started).
+        if (messages === current.messages) reopen('its messages ended');
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          if (messages !== current.messages || stopped) resolve();
+        });
       }
-    })().catch((error: unknown) => this.logger.error(`consumer on ${stream} ended: ${String(error)}`));
+    })();
 
     const subscription: Subscription = {
       caughtUp,
       stop: async () => {
+        stopped = true;
+        this.reconnectListeners.delete(onReconnect);
         this.subscriptions.delete(subscription);
-        await messages.close();
+        wake();
+        await reopening;
+        await current.messages.close().catch(() => undefined);
         await done;
       },
     };
@@ -349,9 +498,10 @@ export class Bus {
     return subscription;
   }
 
-  /** Stops every consumer, then drains the connection so in-flight publishes finish. */
+  /** Stops every consumer, sends what the outbox holds if the bus answers, then drains the connection. */
   async close(): Promise<void> {
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
+    await this.outbox.close(this.connected ? 2000 : 0);
     if (!this.nc.isClosed()) await this.nc.drain();
   }
 }

@@ -1,4 +1,4 @@
-import { Counter, register, type Registry } from 'prom-client';
+import { Counter, Gauge, register, type Registry } from 'prom-client';
 
 /** The process-wide registry every jetlet metric lives in; `/metrics` serves it. */
 export const metricsRegistry: Registry = register;
@@ -7,6 +7,12 @@ function counter<L extends string>(name: string, help: string, labelNames: reado
   const existing = metricsRegistry.getSingleMetric(name);
   if (existing) return existing as Counter<L>;
   return new Counter({ name, help, labelNames, registers: [metricsRegistry] });
+}
+
+function gauge<L extends string>(name: string, help: string, labelNames: readonly L[]): Gauge<L> {
+  const existing = metricsRegistry.getSingleMetric(name);
+  if (existing) return existing as Gauge<L>;
+  return new Gauge({ name, help, labelNames, registers: [metricsRegistry] });
 }
 
 /** Container-runtime traffic. */
@@ -24,4 +30,10 @@ export const busMetrics = {
   ]),
   consumerRecreated: counter('jetlet_bus_consumers_recreated_total', 'Durable consumers created again after they disappeared', ['stream', 'consumer']),
   handlerErrors: counter('jetlet_bus_handler_errors_total', 'Messages whose handler failed and were redelivered', ['stream', 'consumer']),
+  outboxPending: gauge('jetlet_bus_outbox_pending', 'Messages waiting in the outbox for the bus to answer', []),
+  outboxDropped: counter(
+    'jetlet_bus_outbox_dropped_total',
+    'Messages the outbox gave up on: overflow (the oldest went when it was full) or rejected (JetStream refused it)',
+    ['type', 'reason'],
+  ),
 };

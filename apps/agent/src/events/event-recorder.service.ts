@@ -1,15 +1,13 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import { SUBJECTS, type BackoffRecordedEvent, type MessageData, type ProbeResultChangedEvent } from '#contracts';
 import type { PodRef } from '#domain';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 
-/** Records Kubernetes Events about pods on the bus, as the kubelet's recorder does. Never throws. */
+/** Records Kubernetes Events about pods on the bus, as the kubelet's recorder does. Never throws; an outage delays, not loses, them. */
 @Injectable()
 export class EventRecorder {
-  private readonly logger = new Logger(EventRecorder.name);
-
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(BUS) private readonly bus: Bus,
@@ -43,30 +41,27 @@ export class EventRecorder {
   ): void {
     const nodeName = this.config.NODE_NAME;
     const data = { ...fact, uid: pod.uid, namespace: pod.namespace, name: pod.name, nodeName } as MessageData<T>;
-    this.bus
-      .publish(SUBJECTS.containerEvents(nodeName, pod.uid), type, data, { correlationId: pod.uid })
-      .catch((error: unknown) => this.logger.warn(`${type} not recorded: ${(error as Error).message}`));
+    this.bus.publishBuffered(SUBJECTS.containerEvents(nodeName, pod.uid), type, data, { correlationId: pod.uid });
   }
 
+  /** Kept in the bus's outbox while the bus is unreachable, and sent when it returns. */
   private record(pod: PodRef, eventType: 'Normal' | 'Warning', reason: string, message: string, container?: string): void {
     const nodeName = this.config.NODE_NAME;
-    this.bus
-      .publish(
-        SUBJECTS.containerEvents(nodeName, pod.uid),
-        'PodEvent',
-        {
-          uid: pod.uid,
-          namespace: pod.namespace,
-          name: pod.name,
-          nodeName,
-          eventType,
-          reason,
-          message,
-          ...(container ? { fieldPath: `spec.containers{${container}}` } : {}),
-          observedAt: new Date().toISOString(),
-        },
-        { correlationId: pod.uid },
-      )
-      .catch((error: unknown) => this.logger.warn(`event ${reason} not recorded: ${(error as Error).message}`));
+    this.bus.publishBuffered(
+      SUBJECTS.containerEvents(nodeName, pod.uid),
+      'PodEvent',
+      {
+        uid: pod.uid,
+        namespace: pod.namespace,
+        name: pod.name,
+        nodeName,
+        eventType,
+        reason,
+        message,
+        ...(container ? { fieldPath: `spec.containers{${container}}` } : {}),
+        observedAt: new Date().toISOString(),
+      },
+      { correlationId: pod.uid },
+    );
   }
 }

@@ -1,5 +1,6 @@
 import { Controller, Get, Header, Inject, Logger, Param, Query, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
+import { BUS, type Bus } from '#bus';
 import { ContractValidationError, parsePodLogQuery, PodLogQueryError, type Pod, type PodLogOptions } from '#contracts';
 import { goDuration } from '#domain';
 import { metricsRegistry } from '#observability';
@@ -54,19 +55,22 @@ export class AgentHttpController {
     private readonly desired: DesiredStateService,
     private readonly status: StatusReporter,
     private readonly logs: ContainerLogs,
+    @Inject(BUS) private readonly bus: Bus,
   ) {}
 
   /**
    * 500 when the sync loop has not completed a pass for three resync periods, or the PLEG
-   * is unhealthy (no relist for three minutes, or the runtime event stream down); the body
-   * says which, and with `?verbose` the details of a healthy agent too.
+   * is unhealthy (no relist for three minutes, or the runtime event stream down); 503 when
+   * only the bus is unreachable (the pods run on, nothing new can arrive). The body says
+   * which, and with `?verbose` the details of a healthy agent too.
    */
   @Public()
   @Get('healthz')
   healthz(@Query('verbose') verbose: string | undefined, @Res() res: Response): void {
     const checks = this.checks(Date.now());
     const healthy = checks.every((c) => c.ok);
-    res.status(healthy ? 200 : 500).type('text/plain');
+    const onlyBus = checks.every((c) => c.ok || c.name === 'bus');
+    res.status(healthy ? 200 : onlyBus ? 503 : 500).type('text/plain');
     if (healthy && verbose === undefined) {
       res.send('ok');
       return;
@@ -177,6 +181,13 @@ export class AgentHttpController {
       { name: 'ping', ok: true, detail: 'pong' },
       syncloop,
       { name: 'pleg', ok: problem === undefined, detail: problem ?? `${relisted}, ${streamState}` },
+      {
+        name: 'bus',
+        ok: this.bus.connected,
+        detail: this.bus.connected
+          ? `connected to NATS; ${this.bus.outbox.size} message(s) in the outbox`
+          : `NATS unreachable for ${ago(nowMs - (this.bus.disconnectedSinceMs ?? nowMs))}, reconnecting; ${this.bus.outbox.size} message(s) waiting in the outbox`,
+      },
     ];
   }
 }

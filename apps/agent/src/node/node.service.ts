@@ -67,20 +67,18 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
       if (c.status !== 'Unknown' || this.unknownReported.has(c.type)) continue;
       this.unknownReported.add(c.type);
       this.logger.warn(`${c.type} ${c.message ?? ''}`);
-      await this.bus
-        .publish(
-          SUBJECTS.nodeEvents(name),
-          'NodeEvent',
-          {
-            nodeName: name,
-            eventType: 'Warning',
-            reason: 'NodeConditionUnknown',
-            message: `${c.type} ${c.message ?? ''}`,
-            observedAt: new Date().toISOString(),
-          },
-          { correlationId: name },
-        )
-        .catch(() => undefined);
+      this.bus.publishBuffered(
+        SUBJECTS.nodeEvents(name),
+        'NodeEvent',
+        {
+          nodeName: name,
+          eventType: 'Warning',
+          reason: 'NodeConditionUnknown',
+          message: `${c.type} ${c.message ?? ''}`,
+          observedAt: new Date().toISOString(),
+        },
+        { correlationId: name },
+      );
     }
     return node;
   }

@@ -53,8 +53,8 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
           delay = 250;
           this.lastSeenMs = Date.now();
           plegHealth.eventStreamUp();
-          // Not awaited: a slow bus must not hold up the event stream (publishes keep their order).
-          void this.handle(event);
+          // Buffered, not awaited: a slow bus must not hold up the event stream (publishes keep their order).
+          this.handle(event);
         }
       } catch (error) {
         if (this.abort.signal.aborted) return;
@@ -69,7 +69,7 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  private async handle(event: RuntimeEvent): Promise<void> {
+  private handle(event: RuntimeEvent): void {
     // Every change of a container of this node is a reason to reconcile (a removal too).
     this.reconciler.trigger();
     const reason = REASONS[event.action];
@@ -83,26 +83,23 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
     const uid = labels[LABELS.podUid];
     if (labels[LABELS.kind] !== 'container' || !uid) return;
     const nodeName = this.config.NODE_NAME;
-    try {
-      await this.bus.publish(
-        SUBJECTS.containerEvents(nodeName, uid),
-        'ContainerEvent',
-        {
-          uid,
-          namespace: labels[LABELS.podNamespace] ?? '',
-          name: labels[LABELS.podName] ?? '',
-          nodeName,
-          containerName: labels[LABELS.containerName] ?? '',
-          containerID: `docker://${event.containerId}`,
-          reason,
-          ...(event.exitCode !== undefined ? { exitCode: event.exitCode } : {}),
-          ...(exitReason ? { exitReason } : {}),
-          observedAt: new Date(event.timeMs).toISOString(),
-        },
-        { correlationId: uid },
-      );
-    } catch (error) {
-      this.logger.warn(`container event not published: ${(error as Error).message}`);
-    }
+    // Through the outbox: a death seen while the bus is down is still told once it is back.
+    this.bus.publishBuffered(
+      SUBJECTS.containerEvents(nodeName, uid),
+      'ContainerEvent',
+      {
+        uid,
+        namespace: labels[LABELS.podNamespace] ?? '',
+        name: labels[LABELS.podName] ?? '',
+        nodeName,
+        containerName: labels[LABELS.containerName] ?? '',
+        containerID: `docker://${event.containerId}`,
+        reason,
+        ...(event.exitCode !== undefined ? { exitCode: event.exitCode } : {}),
+        ...(exitReason ? { exitReason } : {}),
+        observedAt: new Date(event.timeMs).toISOString(),
+      },
+      { correlationId: uid },
+    );
   }
 }

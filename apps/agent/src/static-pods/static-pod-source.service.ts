@@ -127,20 +127,18 @@ export class StaticPodSource implements OnApplicationBootstrap, OnModuleDestroy 
         this.reported.set(origin, text);
         const detail = parsed.causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join('; ');
         this.logger.warn(`invalid static pod manifest ${origin} skipped: ${detail}`);
-        await this.bus
-          .publish(
-            SUBJECTS.nodeEvents(this.config.NODE_NAME),
-            'NodeEvent',
-            {
-              nodeName: this.config.NODE_NAME,
-              eventType: 'Warning',
-              reason: 'FailedStaticPod',
-              message: `invalid static pod manifest ${origin}: ${detail}`,
-              observedAt: new Date().toISOString(),
-            },
-            { correlationId: this.config.NODE_NAME },
-          )
-          .catch((error: unknown) => this.logger.warn(`event not recorded: ${(error as Error).message}`));
+        this.bus.publishBuffered(
+          SUBJECTS.nodeEvents(this.config.NODE_NAME),
+          'NodeEvent',
+          {
+            nodeName: this.config.NODE_NAME,
+            eventType: 'Warning',
+            reason: 'FailedStaticPod',
+            message: `invalid static pod manifest ${origin}: ${detail}`,
+            observedAt: new Date().toISOString(),
+          },
+          { correlationId: this.config.NODE_NAME },
+        );
       }
     }
 

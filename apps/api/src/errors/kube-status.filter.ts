@@ -1,5 +1,6 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
+import { isUnavailable } from '#bus';
 import { KubeStatusException, type KubeStatus } from './kube-status.exception.js';
 
 const REASONS: Record<number, string> = {
@@ -30,6 +31,10 @@ export class KubeStatusFilter implements ExceptionFilter {
     } else if (exception instanceof HttpException) {
       const code = exception.getStatus();
       body = new KubeStatusException(code, REASONS[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest'), exception.message).getResponse() as KubeStatus;
+    } else if (isUnavailable(exception)) {
+      // NATS is down or JetStream not back yet: say so at once, as an API server without etcd does.
+      response.setHeader('Retry-After', '1');
+      body = new KubeStatusException(503, 'ServiceUnavailable', `the event store is unavailable: ${(exception as Error).message}`).getResponse() as KubeStatus;
     } else if (isClientError(exception)) {
       // body-parser's own errors (malformed JSON, too large) carry a 4xx status.
       body = new KubeStatusException(exception.status, REASONS[exception.status] ?? 'BadRequest', exception.message).getResponse() as KubeStatus;

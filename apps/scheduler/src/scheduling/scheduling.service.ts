@@ -133,14 +133,12 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
           ? ['NodeReady', `Node ${node.name} status is now: NodeReady`]
           : ['NodeNotReady', `Node ${node.name} status is now: NodeNotReady`];
         this.logger.log(message);
-        await this.bus
-          .publish(
-            SUBJECTS.nodeLifecycleEvents(node.name),
-            'NodeEvent',
-            { nodeName: node.name, eventType: ready ? 'Normal' : 'Warning', reason, message, observedAt: new Date(now).toISOString() },
-            { correlationId: node.name },
-          )
-          .catch((error: unknown) => this.logger.warn(`node event not recorded: ${(error as Error).message}`));
+        this.bus.publishBuffered(
+          SUBJECTS.nodeLifecycleEvents(node.name),
+          'NodeEvent',
+          { nodeName: node.name, eventType: ready ? 'Normal' : 'Warning', reason, message, observedAt: new Date(now).toISOString() },
+          { correlationId: node.name },
+        );
       }
       if (ready) continue;
       const taintedSince = node.lastHeartbeatMs + graceMs;
@@ -162,23 +160,21 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
           );
           this.logger.log(`evicted ${podRef(pod)} from unreachable node ${node.name}`);
           // The taint manager's event, on the scheduler's own subject of that node.
-          await this.bus
-            .publish(
-              SUBJECTS.nodeLifecycleEvents(node.name),
-              'PodEvent',
-              {
-                uid: pod.uid,
-                namespace: pod.namespace,
-                name: pod.name,
-                nodeName: node.name,
-                eventType: 'Normal',
-                reason: 'TaintManagerEviction',
-                message: `Marking for deletion Pod ${pod.namespace}/${pod.name}`,
-                observedAt: new Date(now).toISOString(),
-              },
-              { correlationId: pod.uid },
-            )
-            .catch((error: unknown) => this.logger.warn(`eviction event not recorded: ${(error as Error).message}`));
+          this.bus.publishBuffered(
+            SUBJECTS.nodeLifecycleEvents(node.name),
+            'PodEvent',
+            {
+              uid: pod.uid,
+              namespace: pod.namespace,
+              name: pod.name,
+              nodeName: node.name,
+              eventType: 'Normal',
+              reason: 'TaintManagerEviction',
+              message: `Marking for deletion Pod ${pod.namespace}/${pod.name}`,
+              observedAt: new Date(now).toISOString(),
+            },
+            { correlationId: pod.uid },
+          );
         } catch (error) {
           if (!(error instanceof SequenceConflictError)) throw error;
         }

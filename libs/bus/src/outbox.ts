@@ -1,0 +1,125 @@
+import { Logger } from '@nestjs/common';
+import type { MessageData, MessageType } from '#contracts';
+import { busMetrics } from '#observability';
+import type { PublishOptions } from './bus.js';
+
+/** One message waiting to be published, its envelope id and time already fixed. */
+export interface OutboxMessage<T extends MessageType = MessageType> {
+  subject: string;
+  type: T;
+  data: MessageData<T>;
+  options: PublishOptions;
+}
+
+export interface OutboxOptions {
+  /** Most messages kept; when full the oldest is dropped (and counted). Default 1000. */
+  capacity?: number;
+  /** First and longest wait between attempts while the bus does not answer, ms. */
+  firstDelayMs?: number;
+  maxDelayMs?: number;
+}
+
+/**
+ * A bounded, ordered buffer of publishes that must outlive a bus outage. Messages go out
+ * one at a time in the order they were added; while the bus is unavailable the head is
+ * retried with capped back-off (or at once on `wake()`, when the connection returns). A
+ * message JetStream refuses is dropped, and so is the oldest one when the buffer is full:
+ * both are counted in `jetlet_bus_outbox_dropped_total` and logged.
+ */
+export class Outbox {
+  private readonly logger = new Logger(Outbox.name);
+  private readonly queue: OutboxMessage[] = [];
+  private readonly capacity: number;
+  private readonly firstDelayMs: number;
+  private readonly maxDelayMs: number;
+  private draining?: Promise<void>;
+  private interrupt: () => void = () => undefined;
+  private closed = false;
+  /** Overflow drops not yet logged: one line per outage, not one per message. */
+  private unloggedDrops = 0;
+
+  constructor(
+    private readonly send: (message: OutboxMessage) => Promise<unknown>,
+    private readonly retryable: (error: unknown) => boolean,
+    options: OutboxOptions = {},
+  ) {
+    this.capacity = options.capacity ?? 1000;
+    this.firstDelayMs = options.firstDelayMs ?? 250;
+    this.maxDelayMs = options.maxDelayMs ?? 5000;
+  }
+
+  /** Messages waiting. */
+  get size(): number {
+    return this.queue.length;
+  }
+
+  add(message: OutboxMessage): void {
+    if (this.closed) {
+      this.dropped(message, 'rejected', 'the bus is closing');
+      return;
+    }
+    if (this.queue.length >= this.capacity) {
+      const oldest = this.queue.shift();
+      busMetrics.outboxPending.dec();
+      if (oldest) {
+        busMetrics.outboxDropped.inc({ type: oldest.type, reason: 'overflow' });
+        this.unloggedDrops++;
+      }
+    }
+    this.queue.push(message);
+    busMetrics.outboxPending.inc();
+    this.draining ??= this.drain().finally(() => (this.draining = undefined));
+  }
+
+  /** Retries now instead of at the end of the current back-off (the connection is back). */
+  wake(): void {
+    this.interrupt();
+  }
+
+  /** Stops taking messages and waits up to `timeoutMs` for the ones held to go out. */
+  async close(timeoutMs: number): Promise<void> {
+    this.closed = true;
+    if (this.draining && timeoutMs > 0) await Promise.race([this.draining, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+    if (this.queue.length > 0) this.logger.warn(`${this.queue.length} message(s) not published before shutdown`);
+    this.interrupt();
+  }
+
+  private async drain(): Promise<void> {
+    let delay = this.firstDelayMs;
+    while (this.queue.length > 0) {
+      const head = this.queue[0];
+      try {
+        await this.send(head);
+        if (this.queue[0] === head) this.remove();
+        delay = this.firstDelayMs;
+        if (this.unloggedDrops > 0) {
+          this.logger.warn(`the outbox was full: dropped the ${this.unloggedDrops} oldest message(s)`);
+          this.unloggedDrops = 0;
+        }
+      } catch (error) {
+        if (!this.retryable(error)) {
+          if (this.queue[0] === head) this.remove();
+          this.dropped(head, 'rejected', (error as Error).message);
+          continue;
+        }
+        if (this.closed) return;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          this.interrupt = () => (clearTimeout(timer), resolve());
+        });
+        this.interrupt = () => undefined;
+        delay = Math.min(delay * 2, this.maxDelayMs);
+      }
+    }
+  }
+
+  private remove(): void {
+    this.queue.shift();
+    busMetrics.outboxPending.dec();
+  }
+
+  private dropped(message: OutboxMessage, reason: 'overflow' | 'rejected', why: string): void {
+    busMetrics.outboxDropped.inc({ type: message.type, reason });
+    this.logger.warn(`dropped ${message.type} for ${message.subject}: ${why}`);
+  }
+}
