@@ -83,4 +83,19 @@ describe('node lifecycle', () => {
     const back = await cluster.waitForPod('default', 'patient', 'running', (p: Pod) => p.status.phase === 'Running');
     assert.equal(back.metadata.deletionTimestamp, undefined);
   });
+
+  it('finalises the deletion of a pod bound to a node that does not exist once the node grace has passed', async () => {
+    const ghost = uniqueName('ghost-node');
+    await cluster.createPod('default', {
+      metadata: { name: 'on-ghost' },
+      spec: { nodeName: ghost, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '600'] }] },
+    });
+    const deleted = await cluster.request<Pod>('DELETE', '/api/v1/namespaces/default/pods/on-ghost');
+    assert.equal(deleted.status, 200);
+    assert.ok(deleted.body.metadata.deletionTimestamp, 'Terminating: no node confirmed it');
+    await cluster.scheduler.waitForLine(new RegExp(`finalised the deletion of default/on-ghost.*node ${ghost} does not exist`), 30_000);
+    await cluster.waitForGone('default', 'on-ghost', 30_000);
+    // The name is free again.
+    await cluster.createPod('default', { metadata: { name: 'on-ghost' }, spec: { containers: [{ name: 'main', image: 'jetlet/busybox:1.35' }] } });
+  });
 });

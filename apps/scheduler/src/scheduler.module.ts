@@ -8,7 +8,14 @@ import { SchedulingService } from './scheduling/scheduling.service.js';
 const config = loadConfig(SchedulerConfig);
 
 @Module({
-  imports: [BusModule.forRoot(() => ({ servers: config.NATS_URL, streamReplicas: config.STREAM_REPLICAS, name: 'jetlet-scheduler', source: { component: 'scheduler' } }))],
+  imports: [
+    BusModule.forRoot(() => ({
+      servers: config.NATS_URL,
+      streamReplicas: config.STREAM_REPLICAS,
+      name: 'jetlet-scheduler',
+      source: { component: 'scheduler' },
+    })),
+  ],
   providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, SchedulingService],
 })
 export class SchedulerModule {}

@@ -16,7 +16,11 @@ describe('BusConfig', () => {
 
   it('rejects a replica count JetStream cannot have, naming the variable', () => {
     for (const bad of ['0', '6', '2.5', 'three']) {
-      assert.throws(() => loadConfig(BusConfig, { STREAM_REPLICAS: bad }), (error: unknown) => error instanceof ConfigError && /STREAM_REPLICAS/.test(error.message), bad);
+      assert.throws(
+        () => loadConfig(BusConfig, { STREAM_REPLICAS: bad }),
+        (error: unknown) => error instanceof ConfigError && /STREAM_REPLICAS/.test(error.message),
+        bad,
+      );
     }
   });
 });

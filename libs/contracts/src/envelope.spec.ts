@@ -112,6 +112,7 @@ const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
     observedAt: TIME,
   },
   PodEvicted: { uid: UID, gracePeriodSeconds: 30, deletionTimestamp: TIME, message: 'Taint manager: deleting due to NoExecute taint' },
+  PodDeletionFinalized: { uid: UID, message: 'node node-1 does not exist' },
 };
 
 function envelopeOf(type: string, data: unknown, version = 1): Record<string, unknown> {
@@ -140,9 +141,9 @@ function causesOf(fn: () => unknown): FieldCause[] {
 }
 
 describe('decodeEnvelope', () => {
-  it('has a test payload for each of the 18 message types', () => {
+  it('has a test payload for each of the 19 message types', () => {
     assert.deepEqual(Object.keys(PAYLOADS).sort(), Object.keys(MESSAGES).sort());
-    assert.equal(Object.keys(MESSAGES).length, 18);
+    assert.equal(Object.keys(MESSAGES).length, 19);
   });
 
   for (const type of Object.keys(MESSAGES) as MessageType[]) {

@@ -8,6 +8,7 @@ import { NodeEventEvent } from './messages/node-event.event.js';
 import { NodeSpecChangedEvent } from './messages/node-spec-changed.event.js';
 import { PodAssignedEvent } from './messages/pod-assigned.event.js';
 import { PodCreatedEvent } from './messages/pod-created.event.js';
+import { PodDeletionFinalizedEvent } from './messages/pod-deletion-finalized.event.js';
 import { PodDeletionRequestedEvent } from './messages/pod-deletion-requested.event.js';
 import { PodEvictedEvent } from './messages/pod-evicted.event.js';
 import { PodEventEvent } from './messages/pod-event.event.js';
@@ -26,6 +27,7 @@ export const MESSAGES = {
   PodUpdated: { version: 1, data: PodUpdatedEvent },
   PodDeletionRequested: { version: 1, data: PodDeletionRequestedEvent },
   PodEvicted: { version: 1, data: PodEvictedEvent },
+  PodDeletionFinalized: { version: 1, data: PodDeletionFinalizedEvent },
   PodAssigned: { version: 1, data: PodAssignedEvent },
   PodUnassigned: { version: 1, data: PodUnassignedEvent },
   PodStatusReported: { version: 1, data: PodStatusReportedEvent },

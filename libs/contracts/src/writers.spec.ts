@@ -15,6 +15,7 @@ const PUBLISHED_ON: Record<MessageType, string[]> = {
   PodScheduled: [SUBJECTS.pod('default', 'web')],
   PodUnschedulable: [SUBJECTS.pod('default', 'web')],
   PodEvicted: [SUBJECTS.pod('default', 'web')],
+  PodDeletionFinalized: [SUBJECTS.pod('default', 'web')],
   PodAssigned: [SUBJECTS.assignment('node-1', UID)],
   PodUnassigned: [SUBJECTS.assignment('node-1', UID)],
   PodStatusReported: [SUBJECTS.podStatus('node-1', UID)],

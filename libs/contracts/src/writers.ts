@@ -26,6 +26,7 @@ export const WRITE_ROUTES: { readonly [T in MessageType]: readonly WriteRoute[] 
   PodScheduled: [{ writer: 'scheduler', subject: 'jetlet.pods.*.*' }],
   PodUnschedulable: [{ writer: 'scheduler', subject: 'jetlet.pods.*.*' }],
   PodEvicted: [{ writer: 'scheduler', subject: 'jetlet.pods.*.*' }],
+  PodDeletionFinalized: [{ writer: 'scheduler', subject: 'jetlet.pods.*.*' }],
   PodAssigned: [{ writer: 'scheduler', subject: 'jetlet.assign.*.*' }],
   PodUnassigned: [{ writer: 'scheduler', subject: 'jetlet.assign.*.*' }],
   PodStatusReported: [{ writer: 'agent', subject: 'jetlet.podstatus.{node}.*' }],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PodSpec } from '#contracts';
-import { evictionTimeMs, unreachableTaints, UNREACHABLE_TAINT_KEY } from './node-lifecycle.js';
+import { deletionFinalizeTimeMs, evictionTimeMs, unreachableTaints, UNREACHABLE_TAINT_KEY } from './node-lifecycle.js';
 
 const T0 = Date.parse('2026-11-29T08:00:00Z');
 const spec = (tolerations?: PodSpec['tolerations']): PodSpec => ({ containers: [{ name: 'c', image: 'x:1' }], ...(tolerations ? { tolerations } : {}) });
@@ -32,5 +32,24 @@ describe('unreachableTaints', () => {
       { key: UNREACHABLE_TAINT_KEY, effect: 'NoSchedule', timeAdded: '2026-11-29T08:00:00Z' },
       { key: UNREACHABLE_TAINT_KEY, effect: 'NoExecute', timeAdded: '2026-11-29T08:00:00Z' },
     ]);
+  });
+});
+
+describe('deletionFinalizeTimeMs', () => {
+  const GRACE = 40_000;
+
+  it('finalises the deletion of a pod on a node that never registered once the grace has passed since the deletion', () => {
+    assert.equal(deletionFinalizeTimeMs(T0, undefined, GRACE, false), T0 + GRACE);
+    assert.equal(deletionFinalizeTimeMs(T0, undefined, GRACE, true), T0 + GRACE, 'an eviction too: no node will ever stop it');
+  });
+
+  it('waits for the grace since the later of the deletion and the last heartbeat of a silent node', () => {
+    assert.equal(deletionFinalizeTimeMs(T0, { ready: false, lastHeartbeatMs: T0 - 60_000 }, GRACE, false), T0 + GRACE);
+    assert.equal(deletionFinalizeTimeMs(T0, { ready: false, lastHeartbeatMs: T0 + 5000 }, GRACE, false), T0 + 5000 + GRACE);
+  });
+
+  it('leaves the pods of a Ready node, and evictions from a node that exists, to that node', () => {
+    assert.equal(deletionFinalizeTimeMs(T0, { ready: true, lastHeartbeatMs: T0 }, GRACE, false), undefined);
+    assert.equal(deletionFinalizeTimeMs(T0, { ready: false, lastHeartbeatMs: T0 - 60_000 }, GRACE, true), undefined);
   });
 });

@@ -30,3 +30,21 @@ export function evictionTimeMs(spec: PodSpec, taintedSinceMs: number, defaultTol
   if (toleration.tolerationSeconds === undefined) return undefined;
   return taintedSinceMs + Math.max(0, toleration.tolerationSeconds) * 1000;
 }
+
+/**
+ * When a deleted pod's deletion is finalised without its node, as Kubernetes' pod garbage
+ * collector force-deletes the pods of nodes that are gone: once the node grace has passed
+ * since the deletion and since the node was last heard from. A node that never registered
+ * was never heard from. Undefined while the node is Ready (a live node stops its pods
+ * itself), and for an eviction from a node that exists: the taint manager evicts because the
+ * node is unreachable, and the node stops the pod when it returns.
+ */
+export function deletionFinalizeTimeMs(
+  deletionMs: number,
+  node: { ready: boolean; lastHeartbeatMs: number } | undefined,
+  graceMs: number,
+  evicted: boolean,
+): number | undefined {
+  if (node?.ready || (node && evicted)) return undefined;
+  return Math.max(deletionMs, node?.lastHeartbeatMs ?? 0) + graceMs;
+}

@@ -360,4 +360,28 @@ describe('podView', () => {
       { type: 'Ready', status: 'True' },
     ]);
   });
+
+  it('removes a deleted pod whose deletion the scheduler finalised without its node, and ignores a late report from that node', () => {
+    const sut = new PodProjection();
+    sut.apply(created(UID_A), 1);
+    sut.apply(scheduled(UID_A, 'node-1'), 2);
+    sut.apply(deletionRequested(UID_A), 3);
+    const finalised: AnyEnvelope = {
+      ...meta(`finalised-${UID_A}`, UID_A, 'scheduler'),
+      type: 'PodDeletionFinalized',
+      data: { uid: UID_A, message: 'node node-1 does not exist' },
+    };
+    assert.equal(sut.apply(finalised, 4)?.removed, true);
+    assert.equal(sut.get('default', 'web-0'), undefined);
+    assert.equal(sut.record('default', 'web-0')?.subjectSeq, 4, 'a re-create expects the finalising fact');
+    assert.equal(sut.apply(statusReported(UID_A, running()), 5), undefined);
+  });
+
+  it('does not finalise a pod that was never deleted', () => {
+    const sut = new PodProjection();
+    sut.apply(created(UID_A), 1);
+    const finalised: AnyEnvelope = { ...meta(`finalised-${UID_A}`, UID_A, 'scheduler'), type: 'PodDeletionFinalized', data: { uid: UID_A, message: 'x' } };
+    assert.equal(sut.apply(finalised, 2), undefined);
+    assert.ok(sut.get('default', 'web-0'));
+  });
 });

@@ -119,6 +119,13 @@ export class PodProjection {
         record.subjectSeq = record.resourceVersion = seq;
         return record;
       }
+      case 'PodDeletionFinalized': {
+        const record = this.byUid(envelope.data.uid);
+        if (!record || record.removed || !record.deletion) return undefined;
+        record.removed = true;
+        record.subjectSeq = record.resourceVersion = seq;
+        return record;
+      }
       case 'PodStatusReported': {
         const record = this.byUid(envelope.data.uid);
         // Only the node the pod is bound to speaks for it.

@@ -1,7 +1,18 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, SequenceConflictError, type Bus, type Subscription } from '#bus';
 import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
-import { buildCandidates, evictionTimeMs, isNodeReady, NodeTable, PodProjection, schedule, withPod, type NodeCandidate, type PodRecord } from '#domain';
+import {
+  buildCandidates,
+  deletionFinalizeTimeMs,
+  evictionTimeMs,
+  isNodeReady,
+  NodeTable,
+  PodProjection,
+  schedule,
+  withPod,
+  type NodeCandidate,
+  type PodRecord,
+} from '#domain';
 import { podRef } from '#observability';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
 import type { SchedulerConfig } from '../scheduler.config.js';
@@ -184,6 +195,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
 
   private async pass(): Promise<void> {
     await this.nodeLifecycle().catch((error: unknown) => this.logger.error(`node lifecycle failed: ${(error as Error).message}`));
+    await this.finalizeDeletions().catch((error: unknown) => this.logger.error(`finalising deletions failed: ${(error as Error).message}`));
     const candidates = this.candidates();
     for (const pod of this.pods.list()) {
       // A mirror's static pod runs from its node's own files: no scheduling, no node work.
@@ -200,6 +212,39 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       }
     }
     await this.purgeTombstones();
+  }
+
+  /**
+   * The pod garbage collector's part: a deleted pod whose node does not exist, or has not been
+   * heard from for the node grace period since the deletion, will never be confirmed gone by
+   * it. Its deletion is finalised with `PodDeletionFinalized`, and its assignment subject
+   * purged like any other whose pod is gone. Decided from the log and the clock alone.
+   */
+  private async finalizeDeletions(): Promise<void> {
+    const now = Date.now();
+    const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
+    for (const pod of this.pods.list()) {
+      if (!pod.deletion || !pod.nodeName || pod.mirror) continue;
+      const record = this.nodes.get(pod.nodeName);
+      const node = record ? { ready: isNodeReady(record, now, graceMs), lastHeartbeatMs: record.lastHeartbeatMs } : undefined;
+      const due = deletionFinalizeTimeMs(Date.parse(pod.deletion.timestamp), node, graceMs, pod.eviction !== undefined);
+      if (due === undefined || now < due) continue;
+      const message = record
+        ? `node ${pod.nodeName} has not been heard from since ${new Date(record.lastHeartbeatMs).toISOString()}`
+        : `node ${pod.nodeName} does not exist`;
+      try {
+        await this.bus.publish(
+          SUBJECTS.pod(pod.namespace, pod.name),
+          'PodDeletionFinalized',
+          { uid: pod.uid, message },
+          { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq },
+        );
+        this.logger.log(`finalised the deletion of ${podRef(pod)}: ${message}`);
+        this.purgeable.set(pod.uid, pod.nodeName);
+      } catch (error) {
+        if (!(error instanceof SequenceConflictError)) throw error;
+      }
+    }
   }
 
   /**

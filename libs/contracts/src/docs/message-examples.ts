@@ -37,6 +37,10 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: { subject: string; data: Me
   PodUnschedulable: { subject: SUBJECTS.pod('default', 'web'), data: { uid: UID, message: '0/2 nodes are available: 2 Insufficient memory.' } },
   PodUpdated: { subject: SUBJECTS.pod('default', 'web'), data: { uid: UID, pod: { ...pod(), metadata: { ...pod().metadata, generation: 2 } } } },
   PodDeletionRequested: { subject: SUBJECTS.pod('default', 'web'), data: { uid: UID, gracePeriodSeconds: 30, deletionTimestamp: TIME } },
+  PodDeletionFinalized: {
+    subject: SUBJECTS.pod('default', 'web'),
+    data: { uid: UID, message: `node ${NODE} has not been heard from for the node grace period since the deletion` },
+  },
   PodEvicted: {
     subject: SUBJECTS.pod('default', 'web'),
     data: {
