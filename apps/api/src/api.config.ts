@@ -26,4 +26,14 @@ export class ApiConfig extends BusConfig {
   @IsNumber()
   @Min(0.1)
   WRITE_TIMEOUT_SECONDS: number = 10;
+
+  /** How many recent changes of each resource the watch cache keeps; a watch from an older resourceVersion gets 410 Expired. */
+  @IsInt()
+  @Min(10)
+  WATCH_CACHE_SIZE: number = 50_000;
+
+  /** How often an idle watch with allowWatchBookmarks gets a BOOKMARK. */
+  @IsNumber()
+  @Min(0.1)
+  WATCH_BOOKMARK_SECONDS: number = 60;
 }

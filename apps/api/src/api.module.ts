@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { BusModule } from '#bus';
 import { loadConfig } from '#contracts';
@@ -12,8 +12,11 @@ import { PodsController } from './pods/pods.controller.js';
 import { PodsService } from './pods/pods.service.js';
 import { PodLogsController } from './pods/pod-logs.controller.js';
 import { PodLogsService } from './pods/pod-logs.service.js';
+import { PrintingInterceptor } from './printing/printing.interceptor.js';
 import { ProjectionService } from './projection/projection.service.js';
 import { StaleReadInterceptor } from './projection/stale-read.interceptor.js';
+import { WatchMiddleware } from './watch/watch.middleware.js';
+import { WatchService } from './watch/watch.service.js';
 
 const config = loadConfig(ApiConfig);
 
@@ -32,9 +35,16 @@ const config = loadConfig(ApiConfig);
     { provide: API_CONFIG, useValue: config },
     { provide: APP_FILTER, useClass: KubeStatusFilter },
     { provide: APP_INTERCEPTOR, useClass: StaleReadInterceptor },
+    { provide: APP_INTERCEPTOR, useClass: PrintingInterceptor },
+    WatchService,
     ProjectionService,
     PodsService,
     PodLogsService,
   ],
 })
-export class ApiModule {}
+export class ApiModule implements NestModule {
+  /** Watches (`?watch=true`, `/api/v1/watch/...`) are streams, served before the list handlers. */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(WatchMiddleware).forRoutes({ path: 'api/v1/{*rest}', method: RequestMethod.GET });
+  }
+}

@@ -21,10 +21,11 @@ export class EventLog {
 
   constructor(private readonly capacity: number) {}
 
-  apply(envelope: AnyEnvelope, seq: number): void {
+  /** Folds one message; returns the event it added and the oldest ones it pushed out. */
+  apply(envelope: AnyEnvelope, seq: number): { added?: KubeEvent; evicted: KubeEvent[] } {
     if (envelope.type === 'NodeEvent') {
       const e = envelope.data;
-      this.push({
+      return this.push({
         apiVersion: 'v1',
         kind: 'Event',
         metadata: {
@@ -43,11 +44,10 @@ export class EventLog {
         lastTimestamp: e.observedAt,
         count: 1,
       });
-      return;
     }
-    if (envelope.type !== 'PodEvent') return;
+    if (envelope.type !== 'PodEvent') return { evicted: [] };
     const e = envelope.data;
-    this.push({
+    return this.push({
       apiVersion: 'v1',
       kind: 'Event',
       // Kubernetes names events <object>.<unique hex>; the sequence makes it unique here.
@@ -69,9 +69,10 @@ export class EventLog {
     });
   }
 
-  private push(event: KubeEvent): void {
+  private push(event: KubeEvent): { added: KubeEvent; evicted: KubeEvent[] } {
     this.items.push(event);
-    if (this.items.length > this.capacity) this.items.splice(0, this.items.length - this.capacity);
+    const evicted = this.items.length > this.capacity ? this.items.splice(0, this.items.length - this.capacity) : [];
+    return { added: event, evicted };
   }
 
   /** Events in stream order, optionally of one namespace; selectors filter them in the API. */

@@ -16,3 +16,5 @@ export * from './node-lifecycle.js';
 export * from './selectors.js';
 export * from './selectable-fields.js';
 export * from './patch-meta.js';
+export * from './watch-cache.js';
+export * from './printers.js';

@@ -27,7 +27,8 @@ export class NodesController {
     const items = nodes
       .map((n) => nodeView(n, now, this.config.NODE_GRACE_SECONDS * 1000))
       .filter((n) => selected(options, n.metadata.labels, () => nodeFields(n)));
-    const resourceVersion = String(Math.max(0, ...nodes.map((n) => n.resourceVersion)));
+    // The stream position, not the newest node's: a watch from it then misses nothing.
+    const resourceVersion = String(this.projection.nodeChanges.lastSeq);
     return { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion }, items };
   }
 

@@ -1,7 +1,9 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { BUS, type Bus, type Subscription } from '#bus';
-import { STREAMS, SUBJECTS } from '#contracts';
-import { EventLog, NodeTable, PodProjection } from '#domain';
+import { STREAMS, SUBJECTS, type Pod } from '#contracts';
+import { EventLog, NodeTable, PodProjection, podView, WatchCache, type KubeEvent, type NodeRecord } from '#domain';
+import { API_CONFIG } from '../api.constants.js';
+import type { ApiConfig } from '../api.config.js';
 
 /**
  * The API's read side: pods and nodes folded from the streams. Dropped on restart and
@@ -12,29 +14,56 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
   readonly pods = new PodProjection();
   readonly nodes = new NodeTable();
   readonly events = new EventLog(10_000);
-  /** Last events-stream sequence applied (an event list's resourceVersion). */
-  eventsSeq = 0;
+  /** The watch caches: each resource's objects and its recent changes by stream sequence. */
+  readonly podChanges: WatchCache<Pod>;
+  /** Node records (copied at each change): a node's Ready depends on the time it is shown. */
+  readonly nodeChanges: WatchCache<NodeRecord>;
+  readonly eventChanges: WatchCache<KubeEvent>;
   private subscriptions: Subscription[] = [];
   private waiters: Array<{ seq: number; resolve: () => void }> = [];
 
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(API_CONFIG) config: ApiConfig,
+  ) {
+    this.podChanges = new WatchCache<Pod>(config.WATCH_CACHE_SIZE, (p) => p.metadata.uid ?? '');
+    this.nodeChanges = new WatchCache<NodeRecord>(config.WATCH_CACHE_SIZE, (r) => r.node.metadata.uid ?? r.name);
+    this.eventChanges = new WatchCache<KubeEvent>(config.WATCH_CACHE_SIZE, (e) => e.metadata.uid);
+  }
+
+  /** Last events-stream sequence applied (an event list's resourceVersion). */
+  get eventsSeq(): number {
+    return this.eventChanges.lastSeq;
+  }
 
   async onModuleInit(): Promise<void> {
+    // A stream replayed from its start holds every change after its first sequence; one
+    // replayed from the last message per subject holds only what comes after the replay.
+    const [podsInfo, eventsInfo] = await Promise.all([this.bus.jsm.streams.info(STREAMS.pods), this.bus.jsm.streams.info(STREAMS.events)]);
+    this.podChanges.startAt(Math.max(0, podsInfo.state.first_seq - 1));
+    this.eventChanges.startAt(Math.max(0, eventsInfo.state.first_seq - 1));
     this.subscriptions = await Promise.all([
       this.bus.follow(STREAMS.pods, { filterSubject: '>', from: 'all' }, (envelope, delivery) => {
-        this.pods.apply(envelope, delivery.seq);
+        const record = this.pods.apply(envelope, delivery.seq);
+        if (record) this.podChanges.update(`${record.namespace}/${record.name}`, podView(record), delivery.seq, !record.removed);
+        else this.podChanges.advance(delivery.seq);
         this.release();
       }),
       this.bus.follow(STREAMS.nodes, { filterSubject: SUBJECTS.allNodes, from: 'last_per_subject' }, (envelope, delivery) => {
-        this.nodes.apply(envelope, delivery.seq);
+        const record = this.nodes.apply(envelope, delivery.seq);
+        if (record) this.nodeChanges.update(record.name, { ...record }, delivery.seq, true);
+        else this.nodeChanges.advance(delivery.seq);
       }),
       this.bus.follow(STREAMS.events, { filterSubject: SUBJECTS.allContainerEvents, from: 'all' }, (envelope, delivery) => {
-        this.events.apply(envelope, delivery.seq);
-        this.eventsSeq = Math.max(this.eventsSeq, delivery.seq);
+        const { added, evicted } = this.events.apply(envelope, delivery.seq);
+        for (const e of evicted) this.eventChanges.update(`${e.metadata.namespace}/${e.metadata.name}`, e, delivery.seq, false);
+        if (added) this.eventChanges.update(`${added.metadata.namespace}/${added.metadata.name}`, added, delivery.seq, true);
+        else this.eventChanges.advance(delivery.seq);
       }),
     ]);
     // Serve nothing until the projection reflects the log as it was at start.
     await Promise.all(this.subscriptions.map((s) => s.caughtUp));
+    this.nodeChanges.startAt(this.nodeChanges.lastSeq);
   }
 
   async onModuleDestroy(): Promise<void> {
