@@ -149,7 +149,7 @@ describe('logs and the agent HTTP server', () => {
 
     const invalid = await apiError('hello', '?tailLines=-1');
     assert.equal(invalid.status, 422);
-    assert.equal(invalid.body.message, 'PodLogOptions "hello" is invalid: [tailLines: Invalid value: must be greater than or equal to 0]');
+    assert.equal(invalid.body.message, 'PodLogOptions "hello" is invalid: tailLines: Invalid value: -1: must be greater than or equal to 0');
     const missing = await apiError('nobody');
     assert.equal(missing.status, 404);
     assert.equal(missing.body.reason, 'NotFound');
@@ -187,7 +187,7 @@ describe('logs and the agent HTTP server', () => {
       const invalid = await ask(JSON.stringify({ version: 1, streamId, namespace: 'default', name: 'hello', tailLines: -5, shell: 'rm -rf /' }));
       assert.equal(invalid.streamId, streamId);
       assert.equal(invalid.kind, 'error');
-      assert.match(invalid.error?.message ?? '', /^invalid LogRequest: .*tailLines: must be greater than or equal to 0/);
+      assert.match(invalid.error?.message ?? '', /^invalid LogRequest: .*tailLines: Invalid value: -5: must be greater than or equal to 0/);
       assert.match(invalid.error?.message ?? '', /shell: field is not supported/);
     } finally {
       await nc.close();

@@ -7,8 +7,10 @@ import { ApiConfig } from './api.config.js';
 import { DiscoveryController } from './discovery/discovery.controller.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
 import { EventsController } from './events/events.controller.js';
+import { HealthController } from './health/health.controller.js';
 import { NodesController } from './nodes/nodes.controller.js';
 import { PodsController } from './pods/pods.controller.js';
+import { PodSubresourcesController } from './pods/pod-subresources.controller.js';
 import { PodsService } from './pods/pods.service.js';
 import { PodLogsController } from './pods/pod-logs.controller.js';
 import { PodLogsService } from './pods/pod-logs.service.js';
@@ -30,7 +32,7 @@ const config = loadConfig(ApiConfig);
       publishTimeoutMs: config.BUS_TIMEOUT_SECONDS * 1000,
     })),
   ],
-  controllers: [DiscoveryController, PodsController, PodLogsController, NodesController, EventsController],
+  controllers: [DiscoveryController, PodsController, PodSubresourcesController, PodLogsController, NodesController, EventsController, HealthController],
   providers: [
     { provide: API_CONFIG, useValue: config },
     { provide: APP_FILTER, useClass: KubeStatusFilter },

@@ -51,7 +51,12 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
           reason: 'FieldValueNotSupported',
           message: `Unsupported value: ${JSON.stringify(error.value)}: supported values: ${allowed.map((v) => JSON.stringify(v)).join(', ')}`,
         });
-      } else causes.push({ field, reason: 'FieldValueInvalid', message: Object.values(constraints).join('; ') });
+      } else {
+        // Kubernetes' wording names the bad value: `Invalid value: "X": why`.
+        const why = Object.values(constraints).join('; ');
+        const message = /^(Invalid|Unsupported) value/.test(why) ? why : `Invalid value: ${JSON.stringify(error.value)}: ${why}`;
+        causes.push({ field, reason: 'FieldValueInvalid', message });
+      }
     }
     if (error.children?.length) causes.push(...flattenValidationErrors(error.children, field));
   }

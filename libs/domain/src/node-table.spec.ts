@@ -6,6 +6,7 @@ import { NodeTable, isNodeReady, nodeView, type NodeRecord } from './node-table.
 const T0 = Date.parse('2024-05-01T10:00:00.000Z');
 const iso = (ms: number): string => new Date(ms).toISOString();
 const GRACE_MS = 40_000;
+const rfc3339 = (ms: number): string => iso(ms).replace(/\.\d+Z$/, 'Z');
 
 function nodeObject(name: string, labels: Record<string, string> = {}): NodeObject {
   return {
@@ -52,7 +53,7 @@ function heartbeat(name: string, atMs: number, runningPods: number): AnyEnvelope
 }
 
 function record(lastHeartbeatMs: number): NodeRecord {
-  return { name: 'node-1', node: nodeObject('node-1'), resourceVersion: 7, lastHeartbeatMs, runningPods: 2 };
+  return { name: 'node-1', node: nodeObject('node-1'), resourceVersion: 7, lastHeartbeatMs, runningPods: 2, readySinceMs: T0 - 60_000 };
 }
 
 describe('NodeTable', () => {
@@ -67,6 +68,7 @@ describe('NodeTable', () => {
       resourceVersion: 1,
       lastHeartbeatMs: T0,
       runningPods: 0,
+      readySinceMs: T0,
     });
   });
 
@@ -140,7 +142,14 @@ describe('nodeView', () => {
     assert.equal(sut.kind, 'Node');
     assert.equal(sut.metadata.resourceVersion, '7');
     assert.deepEqual(sut.status.conditions, [
-      { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'jetlet agent is posting ready status', lastHeartbeatTime: iso(T0) },
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        message: 'jetlet agent is posting ready status',
+        lastHeartbeatTime: rfc3339(T0),
+        lastTransitionTime: rfc3339(T0 - 60_000),
+      },
     ]);
   });
 
@@ -148,7 +157,14 @@ describe('nodeView', () => {
     const sut = nodeView(record(T0), T0 + GRACE_MS + 1, GRACE_MS);
 
     assert.deepEqual(sut.status.conditions, [
-      { type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: iso(T0) },
+      {
+        type: 'Ready',
+        status: 'Unknown',
+        reason: 'NodeStatusUnknown',
+        message: 'Kubelet stopped posting node status.',
+        lastHeartbeatTime: rfc3339(T0),
+        lastTransitionTime: rfc3339(T0 + GRACE_MS),
+      },
     ]);
   });
 
@@ -168,5 +184,38 @@ describe('nodeView', () => {
         ['Ready', 'Unknown'],
       ],
     );
+  });
+
+  it("moves Ready's last transition to the first heartbeat after a silence longer than the grace", () => {
+    const sut = new NodeTable(GRACE_MS);
+    sut.apply(registered('node-1', T0), 1);
+    sut.apply(heartbeat('node-1', T0 + 10_000, 0), 2);
+    const steady = nodeView(sut.get('node-1')!, T0 + 11_000, GRACE_MS);
+    sut.apply(heartbeat('node-1', T0 + 10_000 + GRACE_MS + 1_000, 0), 3);
+    const back = nodeView(sut.get('node-1')!, T0 + 10_000 + GRACE_MS + 2_000, GRACE_MS);
+
+    assert.equal(steady.status.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime, rfc3339(T0));
+    assert.equal(back.status.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime, rfc3339(T0 + 10_000 + GRACE_MS + 1_000));
+  });
+
+  it("taints a cordoned node node.kubernetes.io/unschedulable:NoSchedule from the cordon's time, and not once uncordoned", () => {
+    const sut = new NodeTable(GRACE_MS);
+    const cordon = (unschedulable: boolean, atMs: number): AnyEnvelope => ({
+      id: `spec-${atMs}`,
+      type: 'NodeSpecChanged',
+      version: 1,
+      time: iso(atMs),
+      source: { component: 'api' },
+      correlationId: 'node-1',
+      data: { nodeName: 'node-1', unschedulable },
+    });
+    sut.apply(registered('node-1', T0), 1);
+    sut.apply(cordon(true, T0 + 1_000), 2);
+    const cordoned = nodeView(sut.get('node-1')!, T0 + 2_000, GRACE_MS);
+    sut.apply(cordon(false, T0 + 3_000), 3);
+    const uncordoned = nodeView(sut.get('node-1')!, T0 + 4_000, GRACE_MS);
+
+    assert.deepEqual(cordoned.spec.taints, [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: rfc3339(T0 + 1_000) }]);
+    assert.equal(uncordoned.spec.taints, undefined);
   });
 });

@@ -10,25 +10,39 @@ export interface NodeRecord {
   /** ms since the epoch of the newest heartbeat (or registration). */
   lastHeartbeatMs: number;
   runningPods: number;
+  /** ms since the epoch since when heartbeats have come without a gap longer than the grace: Ready's last transition. */
+  readySinceMs: number;
+  /** ms since the epoch of the cordon, while cordoned: when its taint was added. */
+  cordonedAtMs?: number;
 }
+
+/** The taint the node controller puts on a cordoned node. */
+export const UNSCHEDULABLE_TAINT_KEY = 'node.kubernetes.io/unschedulable';
 
 /** Folds the nodes stream into the current nodes. Pure. */
 export class NodeTable {
   private readonly nodes = new Map<string, NodeRecord>();
-  /** Cordons by node, kept apart from registrations, which the agent rewrites. */
-  private readonly cordoned = new Map<string, boolean>();
+  /** Cordons by node (and since when), kept apart from registrations, which the agent rewrites. */
+  private readonly cordoned = new Map<string, { unschedulable: boolean; atMs: number }>();
+
+  /** `graceMs`: a longer silence between heartbeats means the node was not Ready in between. */
+  constructor(private readonly graceMs = 40_000) {}
 
   apply(envelope: AnyEnvelope, seq: number): NodeRecord | undefined {
     switch (envelope.type) {
       case 'NodeRegistered': {
         const existing = this.nodes.get(envelope.data.nodeName);
-        const cordoned = this.cordoned.get(envelope.data.nodeName);
+        const cordon = this.cordoned.get(envelope.data.nodeName);
+        const registeredMs = Date.parse(envelope.time);
         const record: NodeRecord = {
           name: envelope.data.nodeName,
-          node: cordoned === undefined ? envelope.data.node : { ...envelope.data.node, spec: { ...envelope.data.node.spec, unschedulable: cordoned } },
+          node:
+            cordon === undefined ? envelope.data.node : { ...envelope.data.node, spec: { ...envelope.data.node.spec, unschedulable: cordon.unschedulable } },
           resourceVersion: seq,
-          lastHeartbeatMs: Math.max(existing?.lastHeartbeatMs ?? 0, Date.parse(envelope.time)),
+          lastHeartbeatMs: Math.max(existing?.lastHeartbeatMs ?? 0, registeredMs),
           runningPods: existing?.runningPods ?? 0,
+          readySinceMs: existing && registeredMs - existing.lastHeartbeatMs <= this.graceMs ? existing.readySinceMs : registeredMs,
+          ...(cordon?.unschedulable ? { cordonedAtMs: cordon.atMs } : {}),
         };
         this.nodes.set(record.name, record);
         return record;
@@ -36,16 +50,21 @@ export class NodeTable {
       case 'NodeHeartbeat': {
         const record = this.nodes.get(envelope.data.nodeName);
         if (!record) return undefined;
-        record.lastHeartbeatMs = Math.max(record.lastHeartbeatMs, Date.parse(envelope.data.renewTime));
+        const renewMs = Date.parse(envelope.data.renewTime);
+        if (renewMs - record.lastHeartbeatMs > this.graceMs) record.readySinceMs = renewMs;
+        record.lastHeartbeatMs = Math.max(record.lastHeartbeatMs, renewMs);
         record.runningPods = envelope.data.runningPods;
         record.resourceVersion = Math.max(record.resourceVersion, seq);
         return record;
       }
       case 'NodeSpecChanged': {
-        this.cordoned.set(envelope.data.nodeName, envelope.data.unschedulable);
+        const atMs = Date.parse(envelope.time);
+        this.cordoned.set(envelope.data.nodeName, { unschedulable: envelope.data.unschedulable, atMs });
         const record = this.nodes.get(envelope.data.nodeName);
         if (!record) return undefined;
         record.node = { ...record.node, spec: { ...record.node.spec, unschedulable: envelope.data.unschedulable } };
+        if (envelope.data.unschedulable) record.cordonedAtMs = atMs;
+        else delete record.cordonedAtMs;
         record.resourceVersion = Math.max(record.resourceVersion, seq);
         return record;
       }
@@ -68,21 +87,45 @@ export function isNodeReady(record: NodeRecord, nowMs: number, graceMs: number):
   return nowMs - record.lastHeartbeatMs <= graceMs;
 }
 
-/** The Kubernetes Node view, with the Ready condition derived from heartbeat age. */
+const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+
+/**
+ * The Kubernetes Node view: the Ready condition derived from heartbeat age (with its last
+ * transition), the node controller's taints for an unreachable or cordoned node.
+ */
 export function nodeView(record: NodeRecord, nowMs: number, graceMs: number): NodeObject & { apiVersion: 'v1'; kind: 'Node' } {
   const ready = isNodeReady(record, nowMs, graceMs);
-  const heartbeat = new Date(record.lastHeartbeatMs).toISOString();
+  const heartbeat = rfc3339(record.lastHeartbeatMs);
   const readyCondition = ready
-    ? { type: 'Ready', status: 'True' as const, reason: 'KubeletReady', message: 'jetlet agent is posting ready status', lastHeartbeatTime: heartbeat }
-    : { type: 'Ready', status: 'Unknown' as const, reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: heartbeat };
+    ? {
+        type: 'Ready',
+        status: 'True' as const,
+        reason: 'KubeletReady',
+        message: 'jetlet agent is posting ready status',
+        lastHeartbeatTime: heartbeat,
+        lastTransitionTime: rfc3339(record.readySinceMs),
+      }
+    : {
+        type: 'Ready',
+        status: 'Unknown' as const,
+        reason: 'NodeStatusUnknown',
+        message: 'Kubelet stopped posting node status.',
+        lastHeartbeatTime: heartbeat,
+        lastTransitionTime: rfc3339(record.lastHeartbeatMs + graceMs),
+      };
+  const taints = [
+    ...(record.node.spec.taints ?? []),
+    // The node lifecycle controller's taints: unreachable while unheard-from, unschedulable while cordoned.
+    ...(ready ? [] : unreachableTaints(record.lastHeartbeatMs + graceMs)),
+    ...(record.node.spec.unschedulable
+      ? [{ key: UNSCHEDULABLE_TAINT_KEY, effect: 'NoSchedule' as const, timeAdded: rfc3339(record.cordonedAtMs ?? nowMs) }]
+      : []),
+  ];
   return {
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { ...record.node.metadata, resourceVersion: String(record.resourceVersion) },
-    // Unheard-from nodes carry the node lifecycle controller's unreachable taints.
-    spec: ready
-      ? record.node.spec
-      : { ...record.node.spec, taints: [...(record.node.spec.taints ?? []), ...unreachableTaints(record.lastHeartbeatMs + graceMs)] },
+    spec: { ...record.node.spec, ...(taints.length > 0 ? { taints } : {}) },
     status: {
       ...record.node.status,
       conditions: [...(record.node.status.conditions ?? []).filter((c) => c.type !== 'Ready'), readyCondition],

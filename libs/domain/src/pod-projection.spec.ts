@@ -299,7 +299,9 @@ describe('podView', () => {
 
     assert.deepEqual(sut.status, {
       phase: 'Pending',
-      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: 'no nodes available to schedule pods' }],
+      conditions: [
+        { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: 'no nodes available to schedule pods', lastTransitionTime: CREATED },
+      ],
     });
     assert.equal(sut.spec.nodeName, undefined);
   });
@@ -309,7 +311,7 @@ describe('podView', () => {
 
     assert.deepEqual(sut.status, {
       phase: 'Pending',
-      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: NO_ROOM }],
+      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: NO_ROOM, lastTransitionTime: CREATED }],
     });
     assert.equal(sut.metadata.resourceVersion, '3');
   });
@@ -355,10 +357,35 @@ describe('podView', () => {
 
     const sut = podView(record ?? assert.fail('no pod'));
 
-    assert.deepEqual(sut.status.conditions, [
-      { type: 'PodScheduled', status: 'True' },
-      { type: 'Ready', status: 'True' },
-    ]);
+    assert.deepEqual(
+      sut.status.conditions?.map((c) => [c.type, c.status]),
+      [
+        ['PodScheduled', 'True'],
+        ['Ready', 'True'],
+      ],
+    );
+  });
+
+  it('stamps each condition with its last transition: kept while the status holds, moved when it changes', () => {
+    const ready = (status: 'True' | 'False'): PodStatus => ({ phase: 'Running', conditions: [{ type: 'Ready', status }] });
+    const at = (envelope: AnyEnvelope, time: string): AnyEnvelope => ({ ...envelope, time });
+    const projection = projectionOf(
+      created(UID_A),
+      at(scheduled(UID_A), '2024-05-01T10:00:05.000Z'),
+      at(statusReported(UID_A, ready('False')), '2024-05-01T10:00:06.000Z'),
+      at(statusReported(UID_A, ready('True')), '2024-05-01T10:00:09.000Z'),
+      at(statusReported(UID_A, ready('True')), '2024-05-01T10:00:30.000Z'),
+    );
+
+    const sut = podView(projection.get('default', 'web-0') ?? assert.fail('no pod'));
+
+    assert.deepEqual(
+      sut.status.conditions?.map((c) => [c.type, c.lastTransitionTime]),
+      [
+        ['PodScheduled', '2024-05-01T10:00:05Z'],
+        ['Ready', '2024-05-01T10:00:09Z'],
+      ],
+    );
   });
 
   it('removes a deleted pod whose deletion the scheduler finalised without its node, and ignores a late report from that node', () => {

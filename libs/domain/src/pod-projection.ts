@@ -21,6 +21,19 @@ export interface PodRecord {
   unschedulable?: string;
   /** A static pod's mirror: written by its node's agent, read-only through the API. */
   mirror?: boolean;
+  /** RFC 3339 time of the binding (PodScheduled's last transition). */
+  scheduledAt?: string;
+}
+
+const rfc3339 = (iso: string): string => iso.replace(/\.\d+Z$/, 'Z');
+
+/** Conditions with lastTransitionTime: kept from the previous report while the status holds, else the time of this report. */
+function withTransitions(conditions: PodCondition[] | undefined, previous: PodCondition[] | undefined, at: string): PodCondition[] | undefined {
+  return conditions?.map((c) => {
+    const before = previous?.find((p) => p.type === c.type);
+    const since = before?.status === c.status ? before.lastTransitionTime : undefined;
+    return { ...c, lastTransitionTime: since ?? c.lastTransitionTime ?? rfc3339(at) };
+  });
 }
 
 const key = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -90,6 +103,7 @@ export class PodProjection {
         const record = this.byUid(envelope.data.uid);
         if (!record) return undefined;
         record.nodeName = envelope.data.nodeName;
+        record.scheduledAt = rfc3339(envelope.time);
         delete record.unschedulable;
         record.subjectSeq = record.resourceVersion = seq;
         return record;
@@ -130,7 +144,8 @@ export class PodProjection {
         const record = this.byUid(envelope.data.uid);
         // Only the node the pod is bound to speaks for it.
         if (!record || record.removed || (record.nodeName !== undefined && record.nodeName !== envelope.data.nodeName)) return undefined;
-        record.status = envelope.data.status;
+        const conditions = withTransitions(envelope.data.status.conditions, record.status?.conditions, envelope.time);
+        record.status = { ...envelope.data.status, ...(conditions ? { conditions } : {}) };
         record.resourceVersion = seq;
         if (envelope.data.removed) record.removed = true;
         return record;
@@ -168,9 +183,16 @@ export class PodProjection {
 
 /** The Kubernetes Pod view of a record. */
 export function podView(record: PodRecord): Pod {
+  const created = record.manifest.metadata.creationTimestamp;
   const scheduled: PodCondition = record.nodeName
-    ? { type: 'PodScheduled', status: 'True' }
-    : { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: record.unschedulable ?? 'no nodes available to schedule pods' };
+    ? { type: 'PodScheduled', status: 'True', ...((record.scheduledAt ?? created) ? { lastTransitionTime: record.scheduledAt ?? created } : {}) }
+    : {
+        type: 'PodScheduled',
+        status: 'False',
+        reason: 'Unschedulable',
+        message: record.unschedulable ?? 'no nodes available to schedule pods',
+        ...(created ? { lastTransitionTime: created } : {}),
+      };
   const reported = record.status;
   // An evicted pod says so, as Kubernetes' DisruptionTarget condition does.
   const disruption: PodCondition[] = record.eviction

@@ -25,6 +25,19 @@ function osImage(): string {
   }
 }
 
+/** The first line of a host file, or '' when it cannot be read (the kubelet reports what it finds). */
+function hostFile(...paths: string[]): string {
+  for (const path of paths) {
+    try {
+      const value = readFileSync(path, 'utf8').trim();
+      if (value) return value;
+    } catch {
+      // try the next one
+    }
+  }
+  return '';
+}
+
 /**
  * The Node object this agent registers, from the machine's own readings. Capacity is what the
  * agent's cgroup allows where it sets a limit (a lab node's `mem_limit`, `cpus`), else the machine.
@@ -60,6 +73,9 @@ export function describeNode(
         architecture: ARCH[arch()] ?? arch(),
         kernelVersion: release(),
         osImage: osImage(),
+        machineID: hostFile('/etc/machine-id', '/var/lib/dbus/machine-id'),
+        systemUUID: hostFile('/sys/class/dmi/id/product_uuid').toLowerCase(),
+        bootID: hostFile('/proc/sys/kernel/random/boot_id'),
       },
     },
   };

@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
-import { SUBJECTS, type NodeObject } from '#contracts';
+import { STREAMS, SUBJECTS, type NodeObject } from '#contracts';
 import { parseQuantity } from '#domain';
 import type { ContainerRuntime, RuntimeInfo } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
@@ -13,6 +14,8 @@ const UNKNOWN_RUNTIME: RuntimeInfo = { name: 'docker', version: 'unknown', apiVe
 
 export const AGENT_VERSION = '0.1.0';
 
+const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+
 /** Registers this node and keeps its heartbeat going. */
 @Injectable()
 export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -21,6 +24,10 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
   private runtimeInfo?: RuntimeInfo;
   private lastReport?: { atMs: number; conditions: string };
   private readonly unknownReported = new Set<string>();
+  /** The node's uid and creation time: from its last registration in the log, else new. */
+  private identity: { uid: string; creationTimestamp: string } = { uid: randomUUID(), creationTimestamp: rfc3339(Date.now()) };
+  /** Each condition's status and since when, for lastTransitionTime. */
+  private readonly transitions = new Map<string, { status: string; since: string }>();
   readonly nodeIP: string;
 
   constructor(
@@ -35,10 +42,37 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
   async onApplicationBootstrap(): Promise<void> {
     const name = this.config.NODE_NAME;
     this.runtimeInfo = await this.runtime.info();
+    this.identity = await this.previousIdentity();
     const node = await this.report();
     this.logger.log(`registered node ${name} (${this.nodeIP}, ${node.status.capacity.cpu} CPU, ${node.status.capacity.memory} memory)`);
     await this.beat();
     this.heartbeat = setInterval(() => void this.beat(), this.config.HEARTBEAT_SECONDS * 1000);
+  }
+
+  /**
+   * A node keeps its uid and creation time across agent restarts, as a Kubernetes Node
+   * object outlives its kubelet: the log's last registration of this node holds them.
+   */
+  private async previousIdentity(): Promise<{ uid: string; creationTimestamp: string }> {
+    try {
+      const last = await this.bus.lastMessage(STREAMS.nodes, SUBJECTS.nodeRegistration(this.config.NODE_NAME));
+      const metadata = last?.envelope.type === 'NodeRegistered' ? last.envelope.data.node.metadata : undefined;
+      if (metadata?.uid && metadata.creationTimestamp) return { uid: metadata.uid, creationTimestamp: metadata.creationTimestamp };
+    } catch (error) {
+      this.logger.warn(`could not read the node's last registration, registering as new: ${(error as Error).message}`);
+    }
+    return this.identity;
+  }
+
+  /** Stamps each condition with when its status last changed (the kubelet's lastTransitionTime) and this reading's time. */
+  private stamp(conditions: NonNullable<NodeObject['status']['conditions']>): NodeObject['status']['conditions'] {
+    const now = rfc3339(Date.now());
+    return conditions.map((c) => {
+      const previous = this.transitions.get(c.type);
+      const since = previous?.status === c.status ? previous.since : now;
+      this.transitions.set(c.type, { status: c.status, since });
+      return { ...c, lastHeartbeatTime: now, lastTransitionTime: since };
+    });
   }
 
   /** The node as it is now: capacity, labels, taints, and pressure conditions from fresh readings. */
@@ -47,12 +81,12 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
     const taints = parseTaints(this.config.REGISTER_WITH_TAINTS);
     return {
       ...node,
-      metadata: { ...node.metadata, labels: { ...parseNodeLabels(this.config.NODE_LABELS), ...node.metadata.labels } },
+      metadata: { ...node.metadata, ...this.identity, labels: { ...parseNodeLabels(this.config.NODE_LABELS), ...node.metadata.labels } },
       spec: { ...node.spec, ...(taints.length ? { taints } : {}) },
       status: {
         ...node.status,
         allocatable: allocatableFrom(node.status.capacity, this.config.SYSTEM_RESERVED, parseQuantity),
-        conditions: pressureConditions(takeReadings(this.config.AGENT_ROOT_DIR)),
+        conditions: this.stamp(pressureConditions(takeReadings(this.config.AGENT_ROOT_DIR))),
       },
     };
   }

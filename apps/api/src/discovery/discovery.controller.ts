@@ -5,7 +5,17 @@ import { Controller, Get } from '@nestjs/common';
 export class DiscoveryController {
   @Get('version')
   version(): object {
-    return { major: '1', minor: '32', gitVersion: 'v1.32.0-jetlet.0.1.0', platform: `${process.platform}/${process.arch}` };
+    return {
+      major: '1',
+      minor: '32',
+      gitVersion: 'v1.32.0-jetlet.0.1.0',
+      gitCommit: '',
+      gitTreeState: '',
+      buildDate: '',
+      goVersion: '',
+      compiler: 'tsc',
+      platform: `${process.platform}/${process.arch}`,
+    };
   }
 
   @Get('api')
@@ -26,8 +36,12 @@ export class DiscoveryController {
       resources: [
         { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['create', 'delete', 'get', 'list', 'patch', 'update'], shortNames: ['po'] },
         { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
+        { name: 'pods/status', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get', 'patch', 'update'] },
+        // kubectl drain evicts when discovery lists this subresource with its group and version.
+        { name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] },
         { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['list'], shortNames: ['ev'] },
         { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', verbs: ['get', 'list', 'patch'], shortNames: ['no'] },
+        { name: 'nodes/status', singularName: '', namespaced: false, kind: 'Node', verbs: ['get'] },
       ],
     };
   }

@@ -13,6 +13,9 @@ export interface KubeStatus {
   code: number;
 }
 
+/** The kind of each resource the API serves, for Status details that name a kind. */
+const KIND_OF_RESOURCE: Record<string, string> = { pods: 'Pod', nodes: 'Node', namespaces: 'Namespace', events: 'Event' };
+
 /** An HTTP error whose body is a Kubernetes Status. */
 export class KubeStatusException extends HttpException {
   constructor(code: number, reason: string, message: string, details?: KubeStatus['details']) {
@@ -28,13 +31,24 @@ export class KubeStatusException extends HttpException {
     return new KubeStatusException(409, 'AlreadyExists', `${kind} "${name}" already exists`, { name, kind });
   }
 
-  static invalid(kind: string, name: string, causes: FieldCause[]): KubeStatusException {
-    const list = causes.map((c) => `${c.field}: ${c.message}`).join(', ');
-    return new KubeStatusException(422, 'Invalid', `${kind.slice(0, -1).replace(/^./, (ch) => ch.toUpperCase())} "${name}" is invalid: [${list}]`, {
+  /**
+   * 422 Invalid as the API server words it: details.kind is the kind (`Pod`), the message
+   * lists each cause as `field: message` (one cause bare, several in brackets).
+   */
+  static invalid(resource: string, name: string, causes: FieldCause[]): KubeStatusException {
+    const kind = KIND_OF_RESOURCE[resource] ?? resource;
+    const list = causes.map((c) => `${c.field}: ${c.message}`);
+    const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
+    return new KubeStatusException(422, 'Invalid', `${kind} "${name}" is invalid: ${summary}`, {
       name,
       kind,
       causes: causes.map((c) => ({ reason: c.reason, message: c.message, field: c.field })),
     });
+  }
+
+  /** 403 Forbidden, as the API server words it (`pods "x" is forbidden: why`). */
+  static forbidden(resource: string, name: string, why: string): KubeStatusException {
+    return new KubeStatusException(403, 'Forbidden', `${resource} "${name}" is forbidden: ${why}`, { name, kind: resource });
   }
 
   static badRequest(message: string): KubeStatusException {

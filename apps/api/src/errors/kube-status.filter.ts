@@ -13,6 +13,9 @@ const REASONS: Record<number, string> = {
   504: 'Timeout',
 };
 
+/** What the API server says for a path it does not serve. */
+const NOT_FOUND_MESSAGE = 'the server could not find the requested resource';
+
 function isClientError(e: unknown): e is { status: number; message: string } {
   const status = (e as { status?: unknown } | null)?.status;
   return typeof status === 'number' && status >= 400 && status < 500;
@@ -42,6 +45,8 @@ export class KubeStatusFilter implements ExceptionFilter {
       this.logger.error(`unhandled: ${(exception as Error)?.stack ?? String(exception)}`);
       body = new KubeStatusException(500, 'InternalError', 'Internal error occurred').getResponse() as KubeStatus;
     }
+    // Every 404 carries details, as the API server's do: clients read details.name unchecked.
+    if (body.code === 404 && !body.details) body = { ...body, message: NOT_FOUND_MESSAGE, details: {} };
     response.status(body.code).json(body);
   }
 }

@@ -32,6 +32,11 @@ export class NodesController {
     return { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion }, items };
   }
 
+  @Get(':name/status')
+  status(@Param('name') name: string): object {
+    return this.get(name);
+  }
+
   @Get(':name')
   get(@Param('name') name: string): object {
     const record = this.projection.nodes.get(name);

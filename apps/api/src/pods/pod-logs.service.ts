@@ -33,8 +33,8 @@ export class PodLogsService implements OnModuleDestroy {
     } catch (error) {
       if (error instanceof PodLogQueryError) throw KubeStatusException.badRequest(error.message);
       if (error instanceof ContractValidationError) {
-        const list = error.causes.map((c) => `${c.field}: Invalid value: ${c.message}`).join(', ');
-        throw new KubeStatusException(422, 'Invalid', `PodLogOptions "${name}" is invalid: [${list}]`, {
+        const list = error.causes.map((c) => `${c.field}: ${c.message}`);
+        throw new KubeStatusException(422, 'Invalid', `PodLogOptions "${name}" is invalid: ${list.length === 1 ? list[0] : `[${list.join(', ')}]`}`, {
           name,
           kind: 'PodLogOptions',
           causes: error.causes.map((c) => ({ reason: c.reason, message: c.message, field: c.field })),

@@ -12,13 +12,15 @@ import type { ApiConfig } from '../api.config.js';
 @Injectable()
 export class ProjectionService implements OnModuleInit, OnModuleDestroy {
   readonly pods = new PodProjection();
-  readonly nodes = new NodeTable();
+  readonly nodes: NodeTable;
   readonly events = new EventLog(10_000);
   /** The watch caches: each resource's objects and its recent changes by stream sequence. */
   readonly podChanges: WatchCache<Pod>;
   /** Node records (copied at each change): a node's Ready depends on the time it is shown. */
   readonly nodeChanges: WatchCache<NodeRecord>;
   readonly eventChanges: WatchCache<KubeEvent>;
+  /** True once every projection reflects the log as it was at start. */
+  synced = false;
   private subscriptions: Subscription[] = [];
   private waiters: Array<{ seq: number; resolve: () => void }> = [];
 
@@ -26,6 +28,7 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
     @Inject(BUS) private readonly bus: Bus,
     @Inject(API_CONFIG) config: ApiConfig,
   ) {
+    this.nodes = new NodeTable(config.NODE_GRACE_SECONDS * 1000);
     this.podChanges = new WatchCache<Pod>(config.WATCH_CACHE_SIZE, (p) => p.metadata.uid ?? '');
     this.nodeChanges = new WatchCache<NodeRecord>(config.WATCH_CACHE_SIZE, (r) => r.node.metadata.uid ?? r.name);
     this.eventChanges = new WatchCache<KubeEvent>(config.WATCH_CACHE_SIZE, (e) => e.metadata.uid);
@@ -64,6 +67,7 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
     // Serve nothing until the projection reflects the log as it was at start.
     await Promise.all(this.subscriptions.map((s) => s.caughtUp));
     this.nodeChanges.startAt(this.nodeChanges.lastSeq);
+    this.synced = true;
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -15,7 +15,15 @@ export interface Taint {
 
 /** Kubernetes core/v1 Node, the subset jetlet reports. */
 export interface NodeObject {
-  metadata: { name: string; labels: Record<string, string>; uid?: string; creationTimestamp?: string; resourceVersion?: string };
+  metadata: {
+    name: string;
+    labels: Record<string, string>;
+    /** Chosen by the agent at the node's first registration and kept by every later one. */
+    uid?: string;
+    /** The first registration's time (RFC 3339), kept by every later one. */
+    creationTimestamp?: string;
+    resourceVersion?: string;
+  };
   spec: {
     /** True when new pods must not be scheduled onto the node (cordoned). */
     unschedulable?: boolean;
@@ -33,6 +41,12 @@ export interface NodeObject {
       architecture: string;
       kernelVersion: string;
       osImage: string;
+      /** The host's /etc/machine-id. */
+      machineID?: string;
+      /** The host's DMI product UUID, when readable. */
+      systemUUID?: string;
+      /** The host's boot id: changes on every reboot. */
+      bootID?: string;
     };
     conditions?: Array<{
       type: string;

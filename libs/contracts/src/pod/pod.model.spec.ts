@@ -168,6 +168,7 @@ describe('PodManifest', () => {
     const cause = causeAt(causesOf(badManifest()), 'metadata.name');
 
     assert.equal(cause.reason, 'FieldValueInvalid');
+    assert.match(cause.message, /^Invalid value: "[^"]+": /);
     assert.match(cause.message, /RFC 1123/);
   });
 
