@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Pod } from '#contracts';
+import { jetstream } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { token, type Pod } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
 import { waitFor } from '../harness/processes.js';
 
@@ -95,5 +99,102 @@ describe('the agent: hardening', () => {
       ),
     );
     assert.deepEqual(await sandboxesOf(halfUid), [{ id: createdId, state: 'running' }], 'the created sandbox was started, no second one made');
+  });
+
+  it('terminates a forged assignment with a pod uid of "..", and never removes its root for an orphan labelled so', { timeout: 120_000 }, async (t) => {
+    const node = uniqueName('hard-forged');
+    cluster.cleanUpAfter(t, node);
+    await cluster.startAgent(node);
+    const rootDir = cluster.agents.get(node)!.rootDir;
+    writeFileSync(join(rootDir, 'keep'), 'the agent root must survive');
+
+    // Straight onto the bus, past the API: a client allowed to publish is not trusted either.
+    const forged = {
+      id: `forged-${node}`,
+      type: 'PodAssigned',
+      version: 1,
+      time: new Date().toISOString(),
+      source: { component: 'scheduler' },
+      correlationId: '..',
+      data: {
+        pod: {
+          metadata: { name: 'forged', namespace: 'default', uid: '..' },
+          spec: { nodeName: node, terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX, command: SLEEPER }] },
+        },
+      },
+    };
+    const nc = await connect({ servers: cluster.nats.url });
+    try {
+      await jetstream(nc).publish(`jetlet.assign.${token(node)}.forged`, JSON.stringify(forged));
+    } finally {
+      await nc.close();
+    }
+    const series = `jetlet_bus_messages_terminated_total{stream="JETLET_ASSIGN",consumer="agent-${node}"}`;
+    await cluster.withLogs(
+      waitFor('the agent to terminate the forged assignment', async () => {
+        const metrics = await (await fetch(`${cluster.agentUrl(node)}/metrics`)).text();
+        return metrics.split('\n').some((line) => line.startsWith(`${series} `) && Number(line.split(' ')[1]) >= 1);
+      }),
+    );
+    assert.match(cluster.agentLog(node), /terminated invalid message on jetlet\.assign\..*data\.pod\.metadata\.uid/);
+    assert.deepEqual(
+      (await cluster.containersOf(node)).map((c) => c.Names[0]),
+      [],
+      'nothing of the forged pod runs',
+    );
+
+    // An orphan whose labels name the uid "..": removing it must not remove the agent's root.
+    const orphan = uniqueName('jetlet-dotdot');
+    t.after(() =>
+      cluster.docker
+        .getContainer(orphan)
+        .remove({ force: true })
+        .catch(() => undefined),
+    );
+    const labels = {
+      'io.jetlet.managed': 'true',
+      'io.jetlet.node': node,
+      'io.jetlet.kind': 'container',
+      'io.jetlet.pod.uid': '..',
+      'io.jetlet.pod.namespace': 'default',
+      'io.jetlet.pod.name': 'forged',
+      'io.jetlet.container.name': 'main',
+      'io.jetlet.pod.grace': '1',
+    };
+    const run = await cluster.dockerCli(
+      'run',
+      '-d',
+      '--name',
+      orphan,
+      ...Object.entries(labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]),
+      BUSYBOX,
+      'sleep',
+      '300',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    await cluster.withLogs(
+      waitFor(
+        'the agent to remove the orphan',
+        () =>
+          cluster.docker
+            .getContainer(orphan)
+            .inspect()
+            .then(
+              () => false,
+              () => true,
+            ),
+        60_000,
+        250,
+      ),
+    );
+    assert.ok(existsSync(join(rootDir, 'keep')), 'the agent root and what it holds survive');
+    assert.deepEqual(
+      readdirSync(rootDir).filter((f) => f !== 'keep' && f !== 'pods'),
+      [],
+      'nothing written beside the pods directory',
+    );
+    // The agent still works: a real pod runs.
+    await cluster.createPod('default', sleeperPod('after-forgery', node));
+    await cluster.waitForRunning('default', 'after-forgery');
   });
 });

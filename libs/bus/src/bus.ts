@@ -413,6 +413,13 @@ export class Bus {
         busMetrics.consumed.inc({ stream, type: envelope.type });
         if (acked) m.ack();
       } catch (error) {
+        // A handler's own checks (beyond the contract class) reject a message like the contract does.
+        if (error instanceof ContractValidationError) {
+          busMetrics.terminated.inc({ stream, consumer: consumerName });
+          this.logger.warn(`${acked ? 'terminated' : 'skipped'} invalid message on ${m.subject} (stream ${stream} seq ${m.seq}): ${error.message}`);
+          if (acked) m.term();
+          return;
+        }
         busMetrics.handlerErrors.inc({ stream, consumer: consumerName });
         this.logger.error(`handling ${envelope.type} on ${m.subject} (seq ${m.seq}) failed: ${(error as Error).stack ?? String(error)}`);
         if (acked) m.nak(Math.min(1000 * 2 ** Math.min(m.info.deliveryCount, 6), 30_000));

@@ -18,3 +18,5 @@ export * from './selectable-fields.js';
 export * from './patch-meta.js';
 export * from './watch-cache.js';
 export * from './printers.js';
+export * from './path-under.js';
+export * from './assignment-check.js';

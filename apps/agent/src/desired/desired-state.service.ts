@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { BUS, type Bus, type Subscription } from '#bus';
-import { STREAMS, SUBJECTS, token, type AnyEnvelope } from '#contracts';
-import type { DesiredPod } from '#domain';
+import { ContractValidationError, STREAMS, SUBJECTS, token, type AnyEnvelope } from '#contracts';
+import { assignmentCauses, type DesiredPod } from '#domain';
 import { podRef } from '#observability';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
@@ -39,6 +39,9 @@ export class DesiredStateService implements OnModuleInit, OnModuleDestroy {
         // A redelivered or late message must not undo a newer one: an old PodAssigned after
         // its tombstone would bring a deleted pod back.
         if ((this.applied.get(delivery.subject) ?? 0) >= delivery.seq) return;
+        // Checked as strictly as the API checks a client: the bus terminates what fails.
+        const causes = assignmentCauses(node, delivery.subject, envelope);
+        if (causes.length > 0) throw new ContractValidationError(envelope.type, causes);
         this.applied.set(delivery.subject, delivery.seq);
         this.apply(envelope);
       },
@@ -98,7 +101,7 @@ export class DesiredStateService implements OnModuleInit, OnModuleDestroy {
         const pod: DesiredPod = {
           namespace: metadata.namespace ?? 'default',
           name: metadata.name,
-          uid: metadata.uid ?? envelope.correlationId,
+          uid: metadata.uid ?? '',
           manifest: envelope.data.pod,
         };
         this.pods.set(pod.uid, pod);

@@ -1,8 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Container } from '#contracts';
-import type { PodRef } from '#domain';
+import { pathUnder, PathOutsideRootError, type PodRef } from '#domain';
 import { LABELS, type ContainerRuntime, type RuntimeContainer } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
@@ -11,6 +10,16 @@ import type { AgentConfig } from '../agent.config.js';
 const MAX_MESSAGE_BYTES = 4096;
 const FALLBACK_LOG_LINES = 80;
 const FALLBACK_LOG_BYTES = 2048;
+
+/** The path `build` makes, or undefined when it would not be inside the agent's root (labels or messages naming no plain component). */
+function inside(build: () => string): string | undefined {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof PathOutsideRootError) return undefined;
+    throw error;
+  }
+}
 
 /**
  * Termination messages, as the kubelet keeps them: a host file per container attempt,
@@ -26,18 +35,23 @@ export class TerminationMessages {
     @Inject(RUNTIME) private readonly runtime: ContainerRuntime,
   ) {}
 
+  /** Throws PathOutsideRootError when the uid is not one plain path component. */
   private podDir(uid: string): string {
-    return join(this.config.AGENT_ROOT_DIR, 'pods', uid);
+    return pathUnder(this.config.AGENT_ROOT_DIR, 'pods', uid);
+  }
+
+  private containerDir(uid: string, container: string): string {
+    return pathUnder(this.config.AGENT_ROOT_DIR, 'pods', uid, 'containers', container);
   }
 
   private file(uid: string, container: string, attempt: string | number): string {
-    return join(this.podDir(uid), 'containers', container, `${attempt}.termination-log`);
+    return pathUnder(this.config.AGENT_ROOT_DIR, 'pods', uid, 'containers', container, `${attempt}.termination-log`);
   }
 
   /** Creates the empty file for a new container attempt and returns its mount. */
   async prepare(pod: PodRef, container: Container, attempt: number): Promise<{ hostPath: string; containerPath: string }> {
     const hostPath = this.file(pod.uid, container.name, attempt);
-    await mkdir(join(this.podDir(pod.uid), 'containers', container.name), { recursive: true });
+    await mkdir(this.containerDir(pod.uid, container.name), { recursive: true });
     // Created once per attempt: preparing the same attempt again must not wipe what it wrote.
     await writeFile(hostPath, '', { mode: 0o666, flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
@@ -57,7 +71,8 @@ export class TerminationMessages {
           const uid = c.labels[LABELS.podUid] ?? '';
           const name = c.labels[LABELS.containerName] ?? '';
           const spec = specs.get(`${uid}/${name}`);
-          let message = await readFile(this.file(uid, name, c.labels[LABELS.restartCount] ?? '0'))
+          const file = inside(() => this.file(uid, name, c.labels[LABELS.restartCount] ?? '0'));
+          let message = await (file ? readFile(file) : Promise.reject(new Error('no file')))
             .then((b) => b.subarray(0, MAX_MESSAGE_BYTES).toString('utf8'))
             .catch(() => '');
           if (!message && spec?.terminationMessagePolicy === 'FallbackToLogsOnError' && (c.exitCode ?? 0) !== 0) {
@@ -79,12 +94,15 @@ export class TerminationMessages {
   async removeContainer(c: RuntimeContainer | undefined, id: string): Promise<void> {
     this.messages.delete(id);
     if (!c) return;
-    await rm(this.file(c.labels[LABELS.podUid] ?? '', c.labels[LABELS.containerName] ?? '', c.labels[LABELS.restartCount] ?? '0'), { force: true });
+    const file = inside(() => this.file(c.labels[LABELS.podUid] ?? '', c.labels[LABELS.containerName] ?? '', c.labels[LABELS.restartCount] ?? '0'));
+    if (file) await rm(file, { force: true });
   }
 
   /** Removes everything kept for a pod that is gone. */
   async removePod(uid: string, ids: string[]): Promise<void> {
     for (const id of ids) this.messages.delete(id);
-    await rm(this.podDir(uid), { recursive: true, force: true });
+    // Never the root, nor anything outside it: a uid that is no path component never had a directory.
+    const dir = inside(() => this.podDir(uid));
+    if (dir) await rm(dir, { recursive: true, force: true });
   }
 }
