@@ -5,10 +5,12 @@ import { loadConfig } from '#contracts';
 import { API_CONFIG } from './api.constants.js';
 import { ApiConfig } from './api.config.js';
 import { DiscoveryController } from './discovery/discovery.controller.js';
+import { FieldValidationInterceptor } from './errors/field-validation.interceptor.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
 import { EventsController } from './events/events.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { NodesController } from './nodes/nodes.controller.js';
+import { OpenApiController } from './openapi/openapi.controller.js';
 import { PodsController } from './pods/pods.controller.js';
 import { PodSubresourcesController } from './pods/pod-subresources.controller.js';
 import { PodsService } from './pods/pods.service.js';
@@ -32,11 +34,21 @@ const config = loadConfig(ApiConfig);
       publishTimeoutMs: config.BUS_TIMEOUT_SECONDS * 1000,
     })),
   ],
-  controllers: [DiscoveryController, PodsController, PodSubresourcesController, PodLogsController, NodesController, EventsController, HealthController],
+  controllers: [
+    DiscoveryController,
+    PodsController,
+    PodSubresourcesController,
+    PodLogsController,
+    NodesController,
+    EventsController,
+    HealthController,
+    OpenApiController,
+  ],
   providers: [
     { provide: API_CONFIG, useValue: config },
     { provide: APP_FILTER, useClass: KubeStatusFilter },
     { provide: APP_INTERCEPTOR, useClass: StaleReadInterceptor },
+    { provide: APP_INTERCEPTOR, useClass: FieldValidationInterceptor },
     { provide: APP_INTERCEPTOR, useClass: PrintingInterceptor },
     WatchService,
     ProjectionService,

@@ -1,6 +1,9 @@
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 
+/** The cause message of a field jetlet does not know (a Kubernetes field it cannot honour, or a typo). */
+export const UNSUPPORTED_FIELD_MESSAGE = 'field is not supported by jetlet';
+
 /** One invalid field: its path in the object (`spec.containers[0].image`) and why. */
 export interface FieldCause {
   field: string;
@@ -39,7 +42,7 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
     const field = childPath(parent, error.property);
     const constraints = error.constraints ?? {};
     if ('whitelistValidation' in constraints) {
-      causes.push({ field, reason: 'FieldValueNotSupported', message: 'field is not supported by jetlet' });
+      causes.push({ field, reason: 'FieldValueNotSupported', message: UNSUPPORTED_FIELD_MESSAGE });
     } else if (Object.keys(constraints).length > 0) {
       // Kubernetes' wording: an empty required string is "Required value", a value outside an enum "Unsupported value".
       const missing = error.value === undefined || error.value === null || error.value === '';

@@ -1,0 +1,304 @@
+import { createRequire } from 'node:module';
+import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
+import { PodManifest } from '#contracts';
+import { NAMESPACE_PATCH_META, NODE_PATCH_META, POD_PATCH_META, type PatchMeta } from '#domain';
+
+type Schema = Record<string, unknown> & { properties?: Record<string, Schema>; items?: Schema; $ref?: string; description?: string; type?: string };
+type SchemaOptions = NonNullable<Parameters<typeof validationMetadatasToSchemas>[0]>;
+
+/** class-transformer's @Type metadata, so nested contract classes become $refs (exported only by path). */
+const { defaultMetadataStorage } = createRequire(import.meta.url)('class-transformer/cjs/storage') as {
+  defaultMetadataStorage: SchemaOptions['classTransformerMetadataStorage'];
+};
+
+const CORE = 'io.k8s.api.core.v1.';
+const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
+/** The contract classes' schema names as Kubernetes names its definitions. */
+const RENAMED: Record<string, string> = { PodManifest: `${CORE}Pod`, ObjectMeta: `${META}ObjectMeta` };
+const nameOf = (cls: string): string => RENAMED[cls] ?? `${CORE}${cls}`;
+
+const gvk = (kind: string, group = '', version = 'v1') => [{ group, version, kind }];
+
+const looseObject = (description: string, properties: Record<string, Schema> = {}): Schema => ({ type: 'object', description, properties });
+const kindSchema = (kind: string, description: string, spec?: Schema, status?: Schema, group = ''): Schema => ({
+  type: 'object',
+  description,
+  properties: {
+    apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
+    kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+    metadata: { $ref: `#/definitions/${META}ObjectMeta`, description: "Standard object's metadata." },
+    ...(spec ? { spec } : {}),
+    ...(status ? { status } : {}),
+  },
+  'x-kubernetes-group-version-kind': gvk(kind, group),
+});
+
+/** Schemas of what jetlet serves but does not take from clients as a contract class. */
+function handWrittenSchemas(): Record<string, Schema> {
+  const taint = looseObject('The node this Taint is attached to has the "effect" on any pod that does not tolerate the Taint.', {
+    key: { type: 'string' },
+    value: { type: 'string' },
+    effect: { type: 'string', enum: ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] },
+    timeAdded: { type: 'string', format: 'date-time' },
+  });
+  const condition = looseObject('A condition of the object.', {
+    type: { type: 'string' },
+    status: { type: 'string' },
+    reason: { type: 'string' },
+    message: { type: 'string' },
+    lastTransitionTime: { type: 'string', format: 'date-time' },
+  });
+  return {
+    [`${CORE}PodStatus`]: looseObject('PodStatus represents information about the status of a pod, as its node reports it.', {
+      phase: { type: 'string', enum: ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'] },
+      conditions: { type: 'array', items: condition },
+      hostIP: { type: 'string' },
+      podIP: { type: 'string' },
+      podIPs: { type: 'array', items: looseObject('An IP address of the pod.', { ip: { type: 'string' } }) },
+      startTime: { type: 'string', format: 'date-time' },
+      containerStatuses: { type: 'array', items: looseObject('The status of one container.') },
+      reason: { type: 'string' },
+      message: { type: 'string' },
+    }),
+    [`${CORE}Node`]: kindSchema(
+      'Node',
+      'Node is a worker node, registered by its jetlet agent.',
+      looseObject('NodeSpec describes the attributes that a node is created with.', {
+        unschedulable: { type: 'boolean', description: 'Unschedulable controls node schedulability of new pods (kubectl cordon).' },
+        taints: { type: 'array', items: taint },
+      }),
+      looseObject('NodeStatus is information about the current status of a node.', {
+        capacity: { type: 'object', additionalProperties: { type: 'string' } },
+        allocatable: { type: 'object', additionalProperties: { type: 'string' } },
+        conditions: { type: 'array', items: condition },
+        addresses: { type: 'array', items: looseObject('An address of the node.', { type: { type: 'string' }, address: { type: 'string' } }) },
+        nodeInfo: looseObject('General information about the node.'),
+      }),
+    ),
+    [`${CORE}Namespace`]: kindSchema(
+      'Namespace',
+      'Namespace provides a scope for Names.',
+      looseObject('NamespaceSpec describes the attributes on a Namespace.', { finalizers: { type: 'array', items: { type: 'string' } } }),
+      looseObject('NamespaceStatus is information about the current status of a Namespace.', {
+        phase: { type: 'string', enum: ['Active', 'Terminating'] },
+        conditions: { type: 'array', items: condition },
+      }),
+    ),
+    [`${CORE}Event`]: {
+      ...kindSchema('Event', 'Event is a report of an event somewhere in the cluster.'),
+      properties: {
+        ...kindSchema('Event', '').properties,
+        involvedObject: looseObject('The object this event is about.'),
+        reason: { type: 'string' },
+        message: { type: 'string' },
+        type: { type: 'string' },
+        count: { type: 'integer' },
+        firstTimestamp: { type: 'string', format: 'date-time' },
+        lastTimestamp: { type: 'string', format: 'date-time' },
+        source: looseObject('The component reporting this event.'),
+      },
+    },
+    'io.k8s.api.policy.v1.Eviction': {
+      ...kindSchema('Eviction', 'Eviction evicts a pod from its node subject to certain policies and safety constraints.', undefined, undefined, 'policy'),
+      properties: {
+        ...kindSchema('Eviction', '').properties,
+        deleteOptions: looseObject('DeleteOptions may be provided', { gracePeriodSeconds: { type: 'integer' } }),
+      },
+    },
+  };
+}
+
+/** Adds Kubernetes' strategic-merge-patch extensions to a schema tree, from the patch metadata table. */
+function annotatePatchMeta(schema: Schema | undefined, meta: PatchMeta | undefined, all: Record<string, Schema>, seen = new Set<Schema>()): void {
+  if (!schema || !meta || seen.has(schema)) return;
+  seen.add(schema);
+  const target = schema.$ref ? all[schema.$ref.replace('#/definitions/', '')] : schema;
+  if (!target) return;
+  if (meta.strategy) schema['x-kubernetes-patch-strategy'] = meta.strategy;
+  if (meta.mergeKey) schema['x-kubernetes-patch-merge-key'] = meta.mergeKey;
+  for (const [field, fieldMeta] of Object.entries(meta.fields ?? {})) annotatePatchMeta(target.properties?.[field], fieldMeta, all, seen);
+  if (meta.items) annotatePatchMeta(target.items, meta.items, all, seen);
+}
+
+/**
+ * Every definition jetlet serves, in OpenAPI v2 form (`#/definitions/...`): the pod's from the
+ * contract classes' validation metadata (what the API accepts is what it describes), the rest
+ * written here.
+ */
+export function definitions(): Record<string, Schema> {
+  void PodManifest; // the classes register their metadata on import
+  const generated = validationMetadatasToSchemas({ classTransformerMetadataStorage: defaultMetadataStorage, refPointerPrefix: '#/definitions/' }) as Record<
+    string,
+    Schema
+  >;
+  const wanted = ['PodManifest', 'ObjectMeta', 'PodSpec', 'Container', 'ContainerPort', 'EnvVar', 'ResourceRequirements', 'Probe', 'ProbeHandler', 'Lifecycle'];
+  wanted.push('ExecAction', 'HTTPGetAction', 'HTTPHeader', 'TCPSocketAction', 'Toleration');
+  const all: Record<string, Schema> = {};
+  for (const cls of wanted) if (generated[cls]) all[nameOf(cls)] = generated[cls];
+  const fix = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(fix);
+    if (typeof node !== 'object' || node === null) return;
+    const record = node as Schema;
+    if (typeof record.$ref === 'string') {
+      const cls = record.$ref.replace('#/definitions/', '');
+      if (cls === 'Object') {
+        delete record.$ref;
+        record.type = 'object';
+      } else record.$ref = `#/definitions/${nameOf(cls)}`;
+    }
+    Object.values(record).forEach(fix);
+  };
+  fix(all);
+  Object.assign(all, handWrittenSchemas());
+  const pod = all[`${CORE}Pod`];
+  if (pod?.properties) {
+    pod.description = 'Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.';
+    pod.properties.status = { $ref: `#/definitions/${CORE}PodStatus` };
+    pod.properties.apiVersion = { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' };
+    pod.properties.kind = { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' };
+    pod['x-kubernetes-group-version-kind'] = gvk('Pod');
+  }
+  const meta = all[`${META}ObjectMeta`];
+  if (meta) meta.description = 'ObjectMeta is metadata that all persisted resources must have.';
+  annotatePatchMeta({ $ref: `#/definitions/${CORE}Pod` }, POD_PATCH_META, all);
+  annotatePatchMeta({ $ref: `#/definitions/${CORE}Node` }, NODE_PATCH_META, all);
+  annotatePatchMeta({ $ref: `#/definitions/${CORE}Namespace` }, NAMESPACE_PATCH_META, all);
+  return all;
+}
+
+interface Resource {
+  plural: string;
+  kind: string;
+  definition: string;
+  namespaced: boolean;
+  verbs: Array<'list' | 'create' | 'get' | 'update' | 'patch' | 'delete'>;
+}
+
+/** The resources and verbs the API serves (as its discovery document lists them). */
+export const RESOURCES: Resource[] = [
+  { plural: 'pods', kind: 'Pod', definition: `${CORE}Pod`, namespaced: true, verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'] },
+  { plural: 'nodes', kind: 'Node', definition: `${CORE}Node`, namespaced: false, verbs: ['list', 'get', 'patch'] },
+  { plural: 'events', kind: 'Event', definition: `${CORE}Event`, namespaced: true, verbs: ['list'] },
+];
+
+const param = (name: string, description: string, type = 'string', where: 'query' | 'path' = 'query') => ({
+  name,
+  in: where,
+  description,
+  ...(where === 'path' ? { required: true } : {}),
+  type,
+});
+const WRITE_PARAMS = [
+  param('dryRun', 'When present, indicates that modifications should not be persisted. Valid value: All.'),
+  param('fieldManager', 'A name associated with the actor or entity that is making these changes.'),
+  param('fieldValidation', 'How the server treats unknown fields in the object: Ignore, Warn (the default) or Strict.'),
+];
+const LIST_PARAMS = [
+  param('labelSelector', 'A selector to restrict the list of returned objects by their labels.'),
+  param('fieldSelector', 'A selector to restrict the list of returned objects by their fields.'),
+  param('resourceVersion', 'Where a list or watch starts.'),
+  param('watch', 'Watch for changes to the described resources.', 'boolean'),
+];
+
+/** The paths of the core/v1 group, in OpenAPI v2 form. */
+function paths(): Record<string, Record<string, unknown>> {
+  const result: Record<string, Record<string, unknown>> = {};
+  for (const r of RESOURCES) {
+    const extension = { 'x-kubernetes-group-version-kind': { group: '', version: 'v1', kind: r.kind } };
+    const ref = { $ref: `#/definitions/${r.definition}` };
+    const op = (action: string, verb: string, parameters: unknown[], body = false) => ({
+      operationId: `${verb}${r.namespaced ? 'Namespaced' : ''}${r.kind}`,
+      consumes: body
+        ? [
+            'application/json',
+            ...(action === 'patch' ? ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json'] : []),
+          ]
+        : undefined,
+      produces: ['application/json'],
+      parameters: [...parameters, ...(body ? [{ name: 'body', in: 'body', required: true, schema: action === 'patch' ? { type: 'object' } : ref }] : [])],
+      responses: { '200': { description: 'OK', schema: ref } },
+      'x-kubernetes-action': action,
+      ...extension,
+    });
+    const collection = r.namespaced ? `/api/v1/namespaces/{namespace}/${r.plural}` : `/api/v1/${r.plural}`;
+    const ns = r.namespaced ? [param('namespace', 'object name and auth scope', 'string', 'path')] : [];
+    const name = [...ns, param('name', `name of the ${r.kind}`, 'string', 'path')];
+    const coll: Record<string, unknown> = {};
+    if (r.verbs.includes('list')) coll.get = op('list', 'list', [...ns, ...LIST_PARAMS]);
+    if (r.verbs.includes('create')) coll.post = op('post', 'create', [...ns, ...WRITE_PARAMS], true);
+    result[collection] = coll;
+    const item: Record<string, unknown> = {};
+    if (r.verbs.includes('get')) item.get = op('get', 'read', name);
+    if (r.verbs.includes('update')) item.put = op('put', 'replace', [...name, ...WRITE_PARAMS], true);
+    if (r.verbs.includes('patch')) item.patch = op('patch', 'patch', [...name, ...WRITE_PARAMS], true);
+    if (r.verbs.includes('delete'))
+      item.delete = op('delete', 'delete', [
+        ...name,
+        param('dryRun', 'Valid value: All.'),
+        param('gracePeriodSeconds', 'Seconds before the object is deleted.', 'integer'),
+      ]);
+    if (Object.keys(item).length > 0) result[`${collection}/{name}`] = item;
+  }
+  return result;
+}
+
+const VERSION = 'v1.32.0';
+
+/** OpenAPI v2 (Swagger 2.0) of everything the API serves. */
+export function openApiV2(): object {
+  return { swagger: '2.0', info: { title: 'jetlet', version: VERSION }, paths: paths(), definitions: definitions() };
+}
+
+/** OpenAPI v3 of the core/v1 group, as `/openapi/v3/api/v1` serves it. */
+export function openApiV3CoreV1(): object {
+  const v2Paths = paths();
+  const v3Paths: Record<string, Record<string, unknown>> = {};
+  for (const [path, ops] of Object.entries(v2Paths)) {
+    v3Paths[path] = Object.fromEntries(
+      Object.entries(ops).map(([method, raw]) => {
+        const {
+          consumes,
+          produces: _produces,
+          parameters,
+          responses: _responses,
+          ...rest
+        } = raw as {
+          consumes?: string[];
+          produces: string[];
+          parameters: Array<{ in: string; type?: string; schema?: unknown; name: string; required?: boolean; description?: string }>;
+          responses: unknown;
+        };
+        const body = parameters.find((p) => p.in === 'body');
+        return [
+          method,
+          {
+            ...rest,
+            parameters: parameters.filter((p) => p.in !== 'body').map(({ type, ...p }) => ({ ...p, schema: { type, uniqueItems: true } })),
+            ...(body ? { requestBody: { required: true, content: Object.fromEntries((consumes ?? []).map((c) => [c, { schema: v3Ref(body.schema) }])) } } : {}),
+            responses: {
+              '200': {
+                description: 'OK',
+                content: { 'application/json': { schema: v3Ref((raw as { responses: { '200': { schema: unknown } } }).responses['200'].schema) } },
+              },
+            },
+          },
+        ];
+      }),
+    );
+  }
+  return { openapi: '3.0.0', info: { title: 'jetlet', version: VERSION }, paths: v3Paths, components: { schemas: v3Ref(definitions()) } };
+}
+
+/** A v2 schema tree with its references moved to `#/components/schemas/`, and `$ref` siblings wrapped in allOf as the API server does. */
+function v3Ref<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(v3Ref) as T;
+  if (typeof node !== 'object' || node === null) return node;
+  const entries = Object.entries(node as Record<string, unknown>).map(([k, v]) => [k, v3Ref(v)] as const);
+  const record = Object.fromEntries(entries) as Schema;
+  if (typeof record.$ref === 'string') {
+    const ref = record.$ref.replace('#/definitions/', '#/components/schemas/');
+    const { $ref: _ref, ...rest } = record;
+    return (Object.keys(rest).length === 0 ? { $ref: ref } : { ...rest, allOf: [{ $ref: ref }] }) as T;
+  }
+  return record as T;
+}

@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Pod } from '#contracts';
+import { Cluster, uniqueName } from '../harness/cluster.js';
+import { Kubectl } from '../harness/kubectl.js';
+
+const IMAGE = 'jetlet/busybox:1.35';
+/** The same local image under another reference: a real image change that needs no registry. */
+const OTHER_IMAGE = 'docker.io/jetlet/busybox:1.35';
+
+const web = (image: string, labels: Record<string, string>): string =>
+  JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', labels },
+    spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image, command: ['sleep', '3600'], ports: [{ containerPort: 80 }] }] },
+  });
+
+/** Writes as the real kubectl (v1.32) sends them, against a running API, scheduler and agent. */
+describe('kubectl writes', () => {
+  let cluster: Cluster;
+  let kubectl: Kubectl;
+  let node: string;
+
+  before(async () => {
+    cluster = await Cluster.start();
+    node = uniqueName('kubectl');
+    await cluster.startAgent(node);
+    kubectl = new Kubectl(cluster.apiUrl);
+  });
+
+  after(async () => {
+    kubectl?.dispose();
+    await cluster?.stop();
+  });
+
+  const pod = async (name: string): Promise<Pod> => JSON.parse(await kubectl.ok(['get', 'pod', name, '-o', 'json'])) as Pod;
+
+  it('answers the health endpoints and version as the API server does', async () => {
+    const ready = await fetch(`${cluster.apiUrl}/readyz?verbose`);
+    assert.equal(ready.status, 200);
+    assert.match(await ready.text(), /\[\+\]ping ok\n[\s\S]*readyz check passed/);
+    for (const path of ['/healthz', '/livez', '/livez/ping']) assert.equal(await (await fetch(`${cluster.apiUrl}${path}`)).text(), 'ok', path);
+    const version = JSON.parse(await kubectl.ok(['version', '-o', 'json'])) as { serverVersion: { major: string; minor: string } };
+    assert.deepEqual([version.serverVersion.major, version.serverVersion.minor], ['1', '32']);
+  });
+
+  it('runs `kubectl run` and shows the defaults Kubernetes fills in', async () => {
+    assert.equal((await kubectl.ok(['run', 'runner', `--image=${IMAGE}`, '--restart=Never', '--', 'sleep', '600'])).trim(), 'pod/runner created');
+    const sut = await pod('runner');
+    assert.equal(sut.spec.dnsPolicy, 'ClusterFirst');
+    assert.equal(sut.spec.schedulerName, 'default-scheduler');
+    assert.equal(sut.spec.enableServiceLinks, true);
+    assert.deepEqual(sut.spec.securityContext, {});
+    assert.equal(sut.spec.restartPolicy, 'Never');
+    await cluster.waitForRunning('default', 'runner');
+  });
+
+  it('applies with validation on, applies an image change, then a removed label', async () => {
+    assert.equal((await kubectl.ok(['apply', '-f', '-'], web(IMAGE, { app: 'web', tier: 'front' }))).trim(), 'pod/web created');
+    const first = await cluster.waitForRunning('default', 'web');
+    assert.ok(first.metadata.annotations?.['kubectl.kubernetes.io/last-applied-configuration']);
+
+    assert.equal((await kubectl.ok(['apply', '-f', '-'], web(OTHER_IMAGE, { app: 'web', tier: 'front' }))).trim(), 'pod/web configured');
+    const changed = await pod('web');
+    assert.equal(changed.spec.containers[0]?.image, OTHER_IMAGE);
+    assert.equal(changed.spec.containers[0]?.ports?.[0]?.protocol, 'TCP');
+    assert.equal(changed.metadata.generation, 2);
+    await cluster.waitForPod(
+      'default',
+      'web',
+      'running the new image',
+      (p) => p.status.containerStatuses?.[0]?.image === OTHER_IMAGE && !!p.status.containerStatuses[0].state.running,
+    );
+
+    assert.equal((await kubectl.ok(['apply', '-f', '-'], web(OTHER_IMAGE, { app: 'web' }))).trim(), 'pod/web configured');
+    assert.deepEqual((await pod('web')).metadata.labels, { app: 'web' });
+    assert.equal((await kubectl.ok(['apply', '-f', '-'], web(OTHER_IMAGE, { app: 'web' }))).trim(), 'pod/web unchanged');
+  });
+
+  it('replaces, and patches with strategic, merge and JSON patches (a failed test changing nothing)', async () => {
+    const current = await pod('web');
+    current.metadata.labels = { ...current.metadata.labels, replaced: 'yes' };
+    assert.equal((await kubectl.ok(['replace', '-f', '-'], JSON.stringify(current))).trim(), 'pod/web replaced');
+
+    await kubectl.ok([
+      'patch',
+      'pod',
+      'web',
+      '--type=strategic',
+      '-p',
+      '{"metadata":{"labels":{"strategic":"1"}},"spec":{"containers":[{"name":"main","image":"jetlet/busybox:1.35"}]}}',
+    ]);
+    await kubectl.ok(['patch', 'pod', 'web', '--type=merge', '-p', '{"metadata":{"labels":{"merge":"1","replaced":null}}}']);
+    await kubectl.ok([
+      'patch',
+      'pod',
+      'web',
+      '--type=json',
+      '-p',
+      '[{"op":"test","path":"/metadata/labels/app","value":"web"},{"op":"add","path":"/metadata/labels/json","value":"1"}]',
+    ]);
+    const failed = await kubectl.run([
+      'patch',
+      'pod',
+      'web',
+      '--type=json',
+      '-p',
+      '[{"op":"add","path":"/metadata/labels/never","value":"1"},{"op":"test","path":"/metadata/labels/app","value":"db"}]',
+    ]);
+    assert.notEqual(failed.code, 0);
+    assert.match(failed.stderr, /testing value \/metadata\/labels\/app failed/);
+
+    const sut = await pod('web');
+    assert.deepEqual(sut.metadata.labels, { app: 'web', strategic: '1', merge: '1', json: '1' });
+    assert.equal(sut.spec.containers[0]?.image, IMAGE);
+    assert.equal((await kubectl.ok(['set', 'image', 'pod/web', `main=${OTHER_IMAGE}`])).trim(), 'pod/web image updated');
+    assert.equal((await pod('web')).spec.containers[0]?.image, OTHER_IMAGE);
+  });
+
+  it('validates server-side as kubectl asks: Strict names unknown fields, a field jetlet cannot honour is a 422', async () => {
+    const typo = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'typo' },
+      spec: { containers: [{ name: 'main', image: IMAGE, imagee: 'x' }] },
+    });
+    const strict = await kubectl.run(['create', '-f', '-'], typo);
+    assert.notEqual(strict.code, 0);
+    assert.match(strict.stderr, /strict decoding error: unknown field "spec\.containers\[0\]\.imagee"/);
+
+    const unsupported = await kubectl.run(
+      ['create', '--validate=false', '-f', '-'],
+      typo.replace('"imagee":"x"', '"stdin":true').replace('"spec":{', '"spec":{"schedulerName":"other",'),
+    );
+    assert.notEqual(unsupported.code, 0);
+    assert.match(
+      unsupported.stderr,
+      /The Pod "typo" is invalid: \n\* spec\.containers\[0\]\.stdin: field is not supported by jetlet\n\* spec\.schedulerName: Unsupported value: "other"/,
+    );
+    const { status } = await cluster.request('GET', '/api/v1/namespaces/default/pods/typo');
+    assert.equal(status, 404);
+  });
+
+  it('explains pod fields from the OpenAPI document', async () => {
+    const sut = await kubectl.ok(['explain', 'pod.spec.containers']);
+    assert.match(sut, /KIND:\s+Pod/);
+    assert.match(sut, /image\s+<string>/);
+    assert.match(sut, /ports\s+<\[\]ContainerPort>/);
+  });
+
+  it('describes a pod with its events', async () => {
+    const sut = await kubectl.ok(['describe', 'pod', 'web']);
+    assert.match(sut, /^Name:\s+web$/m);
+    assert.match(sut, /^Events:/m);
+    assert.match(sut, /Started/);
+  });
+
+  it('answers a missing object with a 404 that carries details', async () => {
+    const { status, body } = await cluster.request<{ reason: string; details?: { name?: string; kind?: string } }>(
+      'GET',
+      '/api/v1/namespaces/default/pods/nope',
+    );
+    assert.equal(status, 404);
+    assert.deepEqual(body.details, { name: 'nope', kind: 'pods' });
+    const debug = await kubectl.run(['debug', 'web', `--image=${IMAGE}`]);
+    assert.notEqual(debug.code, 0);
+    assert.doesNotMatch(debug.stderr, /panic/);
+  });
+
+  it('cordons with the unschedulable taint, drains by eviction, and uncordons', async () => {
+    await kubectl.ok(['cordon', node]);
+    const cordoned = JSON.parse(await kubectl.ok(['get', 'node', node, '-o', 'json'])) as {
+      spec: { unschedulable?: boolean; taints?: Array<{ key: string; effect: string }> };
+    };
+    assert.equal(cordoned.spec.unschedulable, true);
+    assert.deepEqual(
+      cordoned.spec.taints?.map((t) => `${t.key}:${t.effect}`),
+      ['node.kubernetes.io/unschedulable:NoSchedule'],
+    );
+
+    const drained = await kubectl.run(['drain', node, '--force', '--grace-period=1', '--timeout=90s']);
+    assert.equal(drained.code, 0, drained.stderr);
+    assert.match(drained.stdout, /evicting pod default\/web/);
+    assert.match(drained.stdout, new RegExp(`node/${node} drained`));
+    const left = JSON.parse(await kubectl.ok(['get', 'pods', '-o', 'json'])) as { items: Pod[] };
+    assert.deepEqual(left.items, []);
+
+    await kubectl.ok(['uncordon', node]);
+    const uncordoned = JSON.parse(await kubectl.ok(['get', 'node', node, '-o', 'json'])) as { spec: { unschedulable?: boolean; taints?: unknown[] } };
+    assert.equal(uncordoned.spec.unschedulable ?? false, false);
+    assert.equal(uncordoned.spec.taints, undefined);
+  });
+});
