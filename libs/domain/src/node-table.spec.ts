@@ -219,3 +219,35 @@ describe('nodeView', () => {
     assert.equal(uncordoned.spec.taints, undefined);
   });
 });
+
+describe('a node whose agent says NotReady (container runtime down)', () => {
+  const notReady = (atMs: number): AnyEnvelope => {
+    const envelope = registered('node-1', atMs) as AnyEnvelope & { data: { node: NodeObject } };
+    envelope.data.node.status.conditions = [
+      { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'container runtime is down: connect ENOENT', lastTransitionTime: iso(atMs) },
+    ];
+    return envelope;
+  };
+
+  it("is not Ready for scheduling, and shows the agent's condition with the not-ready taints", () => {
+    const sut = new NodeTable();
+    sut.apply(notReady(T0), 1);
+    const record = sut.get('node-1') as NodeRecord;
+    assert.equal(isNodeReady(record, T0 + 1000, GRACE_MS), false);
+    const view = nodeView(record, T0 + 1000, GRACE_MS);
+    const ready = view.status.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.equal(ready?.message, 'container runtime is down: connect ENOENT');
+    assert.deepEqual(
+      view.spec.taints?.map((t) => `${t.key}:${t.effect}`),
+      ['node.kubernetes.io/not-ready:NoSchedule', 'node.kubernetes.io/not-ready:NoExecute'],
+    );
+  });
+
+  it('is Ready again once it registers without that condition', () => {
+    const sut = new NodeTable();
+    sut.apply(notReady(T0), 1);
+    sut.apply(registered('node-1', T0 + 2000), 2);
+    assert.equal(isNodeReady(sut.get('node-1') as NodeRecord, T0 + 3000, GRACE_MS), true);
+  });
+});

@@ -1,5 +1,7 @@
 import { unreachableTaints } from './node-lifecycle.js';
-import type { AnyEnvelope, NodeObject } from '#contracts';
+import type { AnyEnvelope, NodeObject, Taint } from '#contracts';
+
+type NodeCondition = NonNullable<NodeObject['status']['conditions']>[number];
 
 /** What the log says about one node. */
 export interface NodeRecord {
@@ -82,9 +84,23 @@ export class NodeTable {
   }
 }
 
-/** Ready while a heartbeat arrived within the grace period (the node-lifecycle controller's rule). */
+/** Ready while a heartbeat arrived within the grace period (the node-lifecycle controller's rule) and the agent itself does not say NotReady. */
 export function isNodeReady(record: NodeRecord, nowMs: number, graceMs: number): boolean {
-  return nowMs - record.lastHeartbeatMs <= graceMs;
+  return nowMs - record.lastHeartbeatMs <= graceMs && agentNotReady(record) === undefined;
+}
+
+/** The agent's own Ready=False condition (its container runtime is down), if it posted one. */
+function agentNotReady(record: NodeRecord): NodeCondition | undefined {
+  return record.node.status.conditions?.find((c) => c.type === 'Ready' && c.status === 'False');
+}
+
+/** The taints Kubernetes puts on a node whose kubelet posts NotReady. */
+function notReadyTaints(sinceMs: number): Taint[] {
+  const timeAdded = new Date(sinceMs).toISOString().replace(/\.\d+Z$/, 'Z');
+  return [
+    { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule', timeAdded },
+    { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute', timeAdded },
+  ];
 }
 
 const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -94,29 +110,34 @@ const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d
  * transition), the node controller's taints for an unreachable or cordoned node.
  */
 export function nodeView(record: NodeRecord, nowMs: number, graceMs: number): NodeObject & { apiVersion: 'v1'; kind: 'Node' } {
-  const ready = isNodeReady(record, nowMs, graceMs);
+  const heard = nowMs - record.lastHeartbeatMs <= graceMs;
+  // The agent's own Ready=False (its container runtime is down) while it is heard from.
+  const notReady = heard ? agentNotReady(record) : undefined;
   const heartbeat = rfc3339(record.lastHeartbeatMs);
-  const readyCondition = ready
+  const readyCondition = !heard
     ? {
-        type: 'Ready',
-        status: 'True' as const,
-        reason: 'KubeletReady',
-        message: 'jetlet agent is posting ready status',
-        lastHeartbeatTime: heartbeat,
-        lastTransitionTime: rfc3339(record.readySinceMs),
-      }
-    : {
         type: 'Ready',
         status: 'Unknown' as const,
         reason: 'NodeStatusUnknown',
         message: 'Kubelet stopped posting node status.',
         lastHeartbeatTime: heartbeat,
         lastTransitionTime: rfc3339(record.lastHeartbeatMs + graceMs),
-      };
+      }
+    : notReady
+      ? { ...notReady, lastHeartbeatTime: heartbeat }
+      : {
+          type: 'Ready',
+          status: 'True' as const,
+          reason: 'KubeletReady',
+          message: 'jetlet agent is posting ready status',
+          lastHeartbeatTime: heartbeat,
+          lastTransitionTime: rfc3339(record.readySinceMs),
+        };
   const taints = [
     ...(record.node.spec.taints ?? []),
-    // The node lifecycle controller's taints: unreachable while unheard-from, unschedulable while cordoned.
-    ...(ready ? [] : unreachableTaints(record.lastHeartbeatMs + graceMs)),
+    // The node lifecycle controller's taints: unreachable while unheard-from, not-ready while its agent says so, unschedulable while cordoned.
+    ...(!heard ? unreachableTaints(record.lastHeartbeatMs + graceMs) : []),
+    ...(notReady ? notReadyTaints(Date.parse(notReady.lastTransitionTime ?? heartbeat)) : []),
     ...(record.node.spec.unschedulable
       ? [{ key: UNSCHEDULABLE_TAINT_KEY, effect: 'NoSchedule' as const, timeAdded: rfc3339(record.cordonedAtMs ?? nowMs) }]
       : []),

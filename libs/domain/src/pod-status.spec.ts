@@ -10,6 +10,7 @@ import {
   deathTimeMs,
   isDead,
   podPhase,
+  runtimeDownStatus,
   shouldRestart,
   terminatedState,
   type StatusInput,
@@ -565,5 +566,36 @@ describe('attemptsOf', () => {
       sut.map((c) => c.id),
       ['web-2-id', 'web-1-id', 'web-0-id'],
     );
+  });
+});
+
+describe('runtimeDownStatus', () => {
+  it('keeps the phase and states but marks the pod and its containers not Ready, with why', () => {
+    const last: PodStatus = {
+      phase: 'Running',
+      conditions: [
+        { type: 'PodScheduled', status: 'True' },
+        { type: 'ContainersReady', status: 'True', lastTransitionTime: iso(T0) },
+        { type: 'Ready', status: 'True', lastTransitionTime: iso(T0) },
+      ],
+      containerStatuses: [
+        { name: 'web', ready: true, restartCount: 0, image: 'x', imageID: '', state: { running: { startedAt: iso(T0) } } } as ContainerStatus,
+      ],
+    };
+    const sut = runtimeDownStatus(last, 'connect ENOENT', iso(T0 + 5000));
+    assert.equal(sut.phase, 'Running');
+    assert.deepEqual(sut.containerStatuses?.[0]?.state, { running: { startedAt: iso(T0) } });
+    assert.equal(sut.containerStatuses?.[0]?.ready, false);
+    const ready = sut.conditions?.find((c) => c.type === 'Ready');
+    assert.deepEqual(ready, {
+      type: 'Ready',
+      status: 'False',
+      reason: 'ContainerRuntimeDown',
+      message: 'container runtime is down: connect ENOENT',
+      lastTransitionTime: iso(T0 + 5000),
+    });
+    assert.equal(sut.conditions?.find((c) => c.type === 'PodScheduled')?.status, 'True');
+    // Applied again on the next pass: nothing moves, so nothing new is reported.
+    assert.deepEqual(runtimeDownStatus(sut, 'connect ENOENT', iso(T0 + 9000)), sut);
   });
 });

@@ -1,4 +1,4 @@
-import type { Container, ContainerState, ContainerStatus, PodManifest, PodPhase, PodStatus, RestartPolicy } from '#contracts';
+import type { Container, ContainerState, ContainerStatus, PodCondition, PodManifest, PodPhase, PodStatus, RestartPolicy } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime';
 import { crashKey, goDuration, type BackoffBook } from './backoff.js';
 
@@ -191,5 +191,28 @@ export function computePodStatus(input: StatusInput): PodStatus {
     ...(podIP ? { podIP, podIPs: [{ ip: podIP }] } : {}),
     ...(anySandbox?.createdAt ? { startTime: anySandbox.createdAt } : {}),
     containerStatuses: statuses,
+  };
+}
+
+/**
+ * A pod's last status while its node's container runtime is down: nothing about its
+ * containers can be known, so it is no longer Ready (as the node lifecycle controller marks
+ * the pods of a NotReady node); its phase and container states stay as last seen.
+ */
+export function runtimeDownStatus(status: PodStatus, why: string, nowIso: string): PodStatus {
+  const notReady = (c: PodCondition): PodCondition =>
+    c.type === 'Ready' || c.type === 'ContainersReady'
+      ? {
+          ...c,
+          status: 'False',
+          reason: 'ContainerRuntimeDown',
+          message: `container runtime is down: ${why}`,
+          lastTransitionTime: c.status === 'False' && c.lastTransitionTime ? c.lastTransitionTime : nowIso,
+        }
+      : c;
+  return {
+    ...status,
+    ...(status.conditions ? { conditions: status.conditions.map(notReady) } : {}),
+    ...(status.containerStatuses ? { containerStatuses: status.containerStatuses.map((s) => ({ ...s, ready: false })) } : {}),
   };
 }

@@ -89,6 +89,13 @@ export function pressureConditions(readings: NodeReadings): Condition[] {
   ];
 }
 
+/** The kubelet's own Ready condition: False with "container runtime is down" while the runtime has failed for longer than its grace, else True. */
+export function readyCondition(runtimeDown: string | undefined): Condition {
+  return runtimeDown === undefined
+    ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }
+    : { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: `container runtime is down: ${runtimeDown}` };
+}
+
 /** `k=v,k2=v2` (the kubelet's --node-labels). */
 export function parseNodeLabels(text: string | undefined): Record<string, string> {
   if (!text) return {};

@@ -7,7 +7,8 @@ import type { ContainerRuntime, RuntimeInfo } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { DesiredStateService } from '../desired/desired-state.service.js';
-import { allocatableFrom, parseNodeLabels, parseTaints, pressureConditions, takeReadings } from './node-conditions.js';
+import { plegHealth } from '../pleg/pleg-health.js';
+import { allocatableFrom, parseNodeLabels, parseTaints, pressureConditions, readyCondition, takeReadings } from './node-conditions.js';
 import { describeNode, detectNodeIP } from './node-info.js';
 
 const UNKNOWN_RUNTIME: RuntimeInfo = { name: 'docker', version: 'unknown', apiVersion: 'unknown', os: 'unknown', kernelVersion: 'unknown' };
@@ -28,6 +29,8 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
   private identity: { uid: string; creationTimestamp: string } = { uid: randomUUID(), creationTimestamp: rfc3339(Date.now()) };
   /** Each condition's status and since when, for lastTransitionTime. */
   private readonly transitions = new Map<string, { status: string; since: string }>();
+  /** Whether the runtime was down at the last look, and since when that holds. */
+  private runtimeDown = false;
   readonly nodeIP: string;
 
   constructor(
@@ -86,9 +89,20 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
       status: {
         ...node.status,
         allocatable: allocatableFrom(node.status.capacity, this.config.SYSTEM_RESERVED, parseQuantity),
-        conditions: this.stamp(pressureConditions(takeReadings(this.config.AGENT_ROOT_DIR))),
+        conditions: this.stamp([...pressureConditions(takeReadings(this.config.AGENT_ROOT_DIR)), this.ready()]),
       },
     };
+  }
+
+  /** Ready=False while the container runtime is down; a change goes out with the next heartbeat. */
+  private ready(): ReturnType<typeof readyCondition> {
+    const down = this.config.RUNTIME === 'fake' ? undefined : plegHealth.runtimeDown();
+    if ((down !== undefined) !== this.runtimeDown) {
+      this.runtimeDown = down !== undefined;
+      if (down !== undefined) this.logger.warn(`node ${this.config.NODE_NAME} is NotReady: container runtime is down: ${down}`);
+      else this.logger.log(`node ${this.config.NODE_NAME} is Ready: the container runtime is back`);
+    }
+    return readyCondition(down);
   }
 
   /** Publishes the full node status; says once why a condition cannot be determined. */

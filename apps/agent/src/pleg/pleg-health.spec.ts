@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { PlegHealth, plegProblem, type PlegState } from './pleg-health.js';
+import { PlegHealth, plegProblem, RUNTIME_DOWN_GRACE_MS, runtimeDownReason, type PlegState } from './pleg-health.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -56,5 +56,22 @@ describe('PlegHealth', () => {
     await sut.relist(async () => undefined);
     sut.eventStreamUp();
     assert.equal(sut.problem(), undefined);
+  });
+});
+
+describe('runtimeDownReason', () => {
+  it('is undefined while the runtime answers, and through a short outage', () => {
+    assert.equal(runtimeDownReason(state(), T0 + 1000), undefined);
+    const broken = state({ eventStream: { connected: false, sinceMs: T0, error: 'connect ENOENT' }, relistError: 'connect ENOENT' });
+    assert.equal(runtimeDownReason(broken, T0 + RUNTIME_DOWN_GRACE_MS), undefined);
+  });
+
+  it('says why once the event stream has been down for longer than the grace', () => {
+    const broken = state({ eventStream: { connected: false, sinceMs: T0, error: 'connect ENOENT /run/docker.sock' } });
+    assert.equal(runtimeDownReason(broken, T0 + RUNTIME_DOWN_GRACE_MS + 1), 'connect ENOENT /run/docker.sock');
+  });
+
+  it('says why once every relist has failed for longer than the grace', () => {
+    assert.equal(runtimeDownReason(state({ relistError: 'list failed' }), T0 + RUNTIME_DOWN_GRACE_MS + 1), 'list failed');
   });
 });

@@ -23,6 +23,22 @@ export interface PlegState {
   };
 }
 
+/** How long the runtime may fail before the node says its container runtime is down. */
+export const RUNTIME_DOWN_GRACE_MS = 10_000;
+
+/**
+ * Why the container runtime counts as down, or undefined: its event stream has been
+ * disconnected, or every relist has failed, for longer than the grace (a daemon restart
+ * reconnects well within it). The kubelet's "container runtime is down" Ready=False.
+ */
+export function runtimeDownReason(state: PlegState, nowMs: number): string | undefined {
+  const stream = state.eventStream;
+  if (!stream.connected && nowMs - stream.sinceMs > RUNTIME_DOWN_GRACE_MS) return stream.error ?? 'the runtime event stream is disconnected';
+  const lastGood = state.lastRelistMs ?? state.startedMs;
+  if (state.relistError !== undefined && nowMs - lastGood > RUNTIME_DOWN_GRACE_MS) return state.relistError;
+  return undefined;
+}
+
 /**
  * Why the PLEG is unhealthy, or undefined when it is healthy: as the kubelet's check, the
  * last relist is older than the threshold; and, since jetlet's PLEG is the runtime's event
@@ -91,6 +107,11 @@ export class PlegHealth {
 
   problem(): string | undefined {
     return plegProblem(this.state, this.now());
+  }
+
+  /** Why the container runtime is down (past its grace), or undefined. */
+  runtimeDown(): string | undefined {
+    return runtimeDownReason(this.state, this.now());
   }
 }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { Container } from '#contracts';
-import { BackoffBook, computePodStatus, isDead, planReconcile, type Action, type DesiredPod } from '#domain';
+import { BackoffBook, computePodStatus, isDead, planReconcile, runtimeDownStatus, type Action, type DesiredPod } from '#domain';
 import { podRef } from '#observability';
 import { LABELS, type ContainerRuntime, type RuntimeContainer } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
@@ -12,7 +12,7 @@ import { ProberService } from '../probes/prober.service.js';
 import { NodeService } from '../node/node.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
 import { agentMetrics } from '../agent.metrics.js';
-import { relist } from '../pleg/pleg-health.js';
+import { plegHealth, relist } from '../pleg/pleg-health.js';
 import { PodExecutor } from './pod-executor.js';
 
 function groupByUid(observed: RuntimeContainer[]): Map<string, RuntimeContainer[]> {
@@ -109,7 +109,13 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private async pass(): Promise<void> {
-    const observed = await relist(() => this.runtime.listContainers({ [LABELS.node]: this.config.NODE_NAME }));
+    let observed: RuntimeContainer[];
+    try {
+      observed = await relist(() => this.runtime.listContainers({ [LABELS.node]: this.config.NODE_NAME }));
+    } catch (error) {
+      await this.reportRuntimeDown();
+      throw error;
+    }
     const desired = this.desired.list();
     const nowMs = Date.now();
     this.backoff.gc(nowMs);
@@ -205,6 +211,24 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     });
     await this.status.report(pod, status);
     await this.executor.removeAll(pod, ids);
+  }
+
+  /**
+   * Past the grace of a runtime outage, every pod's last status goes out again as not Ready:
+   * the node cannot vouch for containers it cannot see. The next pass that lists the
+   * containers reports the truth again.
+   */
+  private async reportRuntimeDown(): Promise<void> {
+    const why = plegHealth.runtimeDown();
+    if (why === undefined) return;
+    const nowIso = new Date().toISOString();
+    for (const pod of this.desired.list()) {
+      const last = this.status.previous(pod.uid);
+      if (pod.terminating || !last) continue;
+      await this.status.report(pod, runtimeDownStatus(last, why, nowIso)).catch((error: unknown) => {
+        this.logger.warn(`status of ${podRef(pod)} not reported: ${(error as Error).message}`);
+      });
+    }
   }
 
   private async reportStatuses(desired: DesiredPod[], byUid: Map<string, RuntimeContainer[]>, nowMs: number): Promise<void> {
