@@ -8,6 +8,8 @@ export interface PodRecord {
   manifest: PodManifest;
   /** Last sequence on the pod's own subject, for optimistic concurrency. */
   subjectSeq: number;
+  /** Envelope id of the newest message on the pod's own subject: the cause of what is decided from it. */
+  eventId?: string;
   /** Sequence of the newest fact about this pod (its resourceVersion). */
   resourceVersion: number;
   nodeName?: string;
@@ -61,6 +63,7 @@ export class PodProjection {
           uid,
           manifest: pod,
           subjectSeq: seq,
+          eventId: envelope.id,
           resourceVersion: seq,
           ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}),
           removed: false,
@@ -97,6 +100,7 @@ export class PodProjection {
         if (!record) return undefined;
         record.manifest = envelope.data.pod;
         record.subjectSeq = record.resourceVersion = seq;
+        record.eventId = envelope.id;
         return record;
       }
       case 'PodScheduled': {
@@ -106,12 +110,14 @@ export class PodProjection {
         record.scheduledAt = rfc3339(envelope.time);
         delete record.unschedulable;
         record.subjectSeq = record.resourceVersion = seq;
+        record.eventId = envelope.id;
         return record;
       }
       case 'PodUnschedulable': {
         const record = this.byUid(envelope.data.uid);
         if (!record) return undefined;
         record.unschedulable = envelope.data.message;
+        // Not a cause of anything: the next decision still follows from the pod's spec message.
         record.subjectSeq = record.resourceVersion = seq;
         return record;
       }
@@ -120,6 +126,7 @@ export class PodProjection {
         if (!record) return undefined;
         record.deletion = { timestamp: envelope.data.deletionTimestamp, gracePeriodSeconds: envelope.data.gracePeriodSeconds };
         record.subjectSeq = record.resourceVersion = seq;
+        record.eventId = envelope.id;
         // A pod no node ever took has nothing to stop: it is gone at once, as in Kubernetes.
         // A deleted mirror goes too; its static pod runs on, and its agent shows it again.
         if (!record.nodeName || record.mirror) record.removed = true;
@@ -131,6 +138,7 @@ export class PodProjection {
         record.deletion = { timestamp: envelope.data.deletionTimestamp, gracePeriodSeconds: envelope.data.gracePeriodSeconds };
         record.eviction = envelope.data.message;
         record.subjectSeq = record.resourceVersion = seq;
+        record.eventId = envelope.id;
         return record;
       }
       case 'PodDeletionFinalized': {

@@ -1,6 +1,9 @@
 import type { Container, ContainerState, ContainerStatus, PodCondition, PodManifest, PodPhase, PodStatus, RestartPolicy } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime';
 import { crashKey, goDuration, type BackoffBook } from './backoff.js';
+import { shouldRestart } from './restart-policy.js';
+
+export { shouldRestart };
 
 /** A waiting reason the executor hit (ErrImagePull, CreateContainerError...), keyed by container name. */
 export type WaitingReasons = Map<string, { reason: string; message: string }>;
@@ -14,17 +17,6 @@ export function attemptsOf(observed: RuntimeContainer[], name: string): RuntimeC
   return observed
     .filter((c) => c.labels[LABELS.kind] === 'container' && c.labels[LABELS.containerName] === name)
     .sort((a, b) => attemptOf(b) - attemptOf(a) || b.createdAt.localeCompare(a.createdAt));
-}
-
-export function shouldRestart(policy: RestartPolicy, exitCode: number): boolean {
-  switch (policy) {
-    case 'Always':
-      return true;
-    case 'OnFailure':
-      return exitCode !== 0;
-    case 'Never':
-      return false;
-  }
 }
 
 /**

@@ -221,11 +221,38 @@ export function unschedulableMessage(nodeCount: number, reasons: string[][]): st
   return `0/${nodeCount} nodes are available${detail ? `: ${detail}` : ''}.`;
 }
 
+/** One feasible node's score, by plugin (weights applied) and in total. */
+export interface NodeScore {
+  name: string;
+  leastAllocated: number;
+  balancedAllocation: number;
+  taintToleration: number;
+  total: number;
+}
+
+/**
+ * Scores feasible nodes as kube-scheduler does with its default plugins: LeastAllocated
+ * and BalancedAllocation with equal weights, and TaintToleration with its weight of 3
+ * (fewer untolerated PreferNoSchedule taints score higher). Best first; a tie goes to the
+ * first name, so the order is deterministic.
+ */
+export function scoreNodes(spec: PodSpec, feasible: NodeCandidate[]): NodeScore[] {
+  const taintCounts = feasible.map((n) => intolerablePreferNoSchedule(spec, n));
+  const maxTaints = Math.max(...taintCounts);
+  const scored = feasible.map((node, i) => {
+    const leastAllocated = WEIGHTS.leastAllocated * leastAllocatedScore(spec, node);
+    const balancedAllocation = WEIGHTS.balancedAllocation * balancedAllocationScore(spec, node);
+    // TaintToleration's NormalizeScore (reversed): no untolerated PreferNoSchedule taint scores 100.
+    const taintToleration =
+      WEIGHTS.taintToleration * (maxTaints === 0 ? MAX_NODE_SCORE : MAX_NODE_SCORE - Math.floor((taintCounts[i] * MAX_NODE_SCORE) / maxTaints));
+    return { name: node.name, leastAllocated, balancedAllocation, taintToleration, total: leastAllocated + balancedAllocation + taintToleration };
+  });
+  return scored.sort((a, b) => b.total - a.total || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
 /**
  * Picks the node for a pod as kube-scheduler does with its default plugins: filter, then
- * score (LeastAllocated and BalancedAllocation with equal weights, and TaintToleration
- * with its weight of 3: fewer untolerated PreferNoSchedule taints score higher), the highest score wins and a
- * tie goes to the first name, so the choice is deterministic.
+ * score (`scoreNodes`); the highest score wins, so the choice is deterministic.
  */
 export function schedule(spec: PodSpec, candidates: NodeCandidate[]): Placement {
   const rejected: string[][] = [];
@@ -236,16 +263,5 @@ export function schedule(spec: PodSpec, candidates: NodeCandidate[]): Placement 
     else feasible.push(node);
   }
   if (feasible.length === 0) return { message: unschedulableMessage(candidates.length, rejected) };
-  const taintCounts = feasible.map((n) => intolerablePreferNoSchedule(spec, n));
-  const maxTaints = Math.max(...taintCounts);
-  const scored = feasible.map((node, i) => ({
-    name: node.name,
-    score:
-      WEIGHTS.leastAllocated * leastAllocatedScore(spec, node) +
-      WEIGHTS.balancedAllocation * balancedAllocationScore(spec, node) +
-      // TaintToleration's NormalizeScore (reversed): no untolerated PreferNoSchedule taint scores 100.
-      WEIGHTS.taintToleration * (maxTaints === 0 ? MAX_NODE_SCORE : MAX_NODE_SCORE - Math.floor((taintCounts[i] * MAX_NODE_SCORE) / maxTaints)),
-  }));
-  scored.sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { node: scored[0].name };
+  return { node: scoreNodes(spec, feasible)[0].name };
 }

@@ -272,16 +272,17 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       return;
     }
     try {
-      const { seq } = await this.bus.publish(
+      const { seq, envelope } = await this.bus.publish(
         SUBJECTS.pod(pod.namespace, pod.name),
         'PodScheduled',
         { uid: pod.uid, nodeName: placement.node },
-        { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq },
+        { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq, ...(pod.eventId ? { causationId: pod.eventId } : {}) },
       );
       // Fold our own write now so the next decision in this pass counts it.
       pod.nodeName = placement.node;
       delete pod.unschedulable;
       pod.subjectSeq = Math.max(pod.subjectSeq, seq);
+      pod.eventId = envelope.id;
       const chosen = candidates.findIndex((c) => c.name === placement.node);
       if (chosen !== -1) candidates[chosen] = withPod(candidates[chosen], pod.manifest.spec);
       this.logger.log(`bound ${podRef(pod)} to ${placement.node}`);
@@ -303,7 +304,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
         SUBJECTS.pod(pod.namespace, pod.name),
         'PodUnschedulable',
         { uid: pod.uid, message },
-        { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq },
+        { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq, ...(pod.eventId ? { causationId: pod.eventId } : {}) },
       );
       pod.unschedulable = message;
       pod.subjectSeq = Math.max(pod.subjectSeq, seq);
@@ -320,7 +321,12 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       'PodAssigned',
       { pod: { ...pod.manifest, spec: { ...pod.manifest.spec, nodeName: node } } },
       // A fixed id per generation: a retried assignment is stored once.
-      { correlationId: pod.uid, id: `assign-${pod.uid}-${pod.manifest.metadata.generation ?? 1}` },
+      {
+        correlationId: pod.uid,
+        id: `assign-${pod.uid}-${pod.manifest.metadata.generation ?? 1}`,
+        // The binding (or the update) this assignment carries out.
+        ...(pod.eventId ? { causationId: pod.eventId } : {}),
+      },
     );
     this.assignments.set(pod.uid, { kind: 'assigned', generation: pod.manifest.metadata.generation ?? 1 });
   }
@@ -330,7 +336,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       SUBJECTS.assignment(node, pod.uid),
       'PodUnassigned',
       { uid: pod.uid, namespace: pod.namespace, name: pod.name, gracePeriodSeconds: pod.deletion?.gracePeriodSeconds ?? 30 },
-      { correlationId: pod.uid, id: `unassign-${pod.uid}` },
+      { correlationId: pod.uid, id: `unassign-${pod.uid}`, ...(pod.eventId ? { causationId: pod.eventId } : {}) },
     );
     this.assignments.set(pod.uid, { kind: 'unassigned' });
     this.logger.log(`unassigned ${podRef(pod)} from ${node}`);
