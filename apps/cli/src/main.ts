@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { Document, parseAllDocuments } from 'yaml';
 import type { Pod } from '#contracts';
 import { ApiClient, ApiError } from './api-client.js';
-import { podReadyColumn, podRestartsColumn, podStatusColumn } from './pod-columns.js';
-import { age, renderTable } from './table.js';
+import { runStreamCommand, STREAM_COMMANDS } from './stream-commands.js';
+import { nodeTable, podTable, type NodeView } from './views.js';
 
 const USAGE = `jetctl controls a jetlet cluster through its API.
 
@@ -16,6 +16,13 @@ Usage:
   jetctl delete pod NAME [-n NS] [--grace-period N]
   jetctl cordon NODE | uncordon NODE   stop or resume scheduling new pods onto a node
   jetctl logs POD [-c CONTAINER] [-f] [-p|--previous] [--tail N] [--timestamps] [--since 5m] [-n NS]
+
+Reading the streams (read-only, with --nats URL or $NATS_URL; each takes --help):
+  jetctl timeline NS/NAME | pod/NAME | node/NAME [-o text|json|svg|html]
+  jetctl replay --at SEQ|TIME|5m [get] pods|nodes|events [-A] [-o wide|json|yaml]   or --diff A..B
+  jetctl explain NS/NAME [--at SEQ|TIME|5m] [-o json]
+  jetctl export [--pod NS/NAME | --node N | --since 30m] -o bundle.jsonl
+  jetctl import bundle.jsonl --nats URL-OF-A-SCRATCH-SERVER
 
 Flags:
   --server URL   the API (default $JETLET_SERVER or http://127.0.0.1:8001)
@@ -126,59 +133,14 @@ async function get(client: ApiClient, args: Args): Promise<void> {
     case 'node':
     case 'nodes':
     case 'no': {
-      type NodeView = {
-        spec?: { unschedulable?: boolean };
-        metadata: { name: string; creationTimestamp?: string };
-        status: {
-          conditions?: Array<{ type: string; status: string }>;
-          nodeInfo: { kubeletVersion: string; osImage: string; kernelVersion: string; containerRuntimeVersion: string };
-          addresses: Array<{ type: string; address: string }>;
-        };
-      };
       const nodes = name
         ? [await client.request<NodeView>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`)]
         : (await client.request<{ items: NodeView[] }>('GET', '/api/v1/nodes')).items;
-      const wide = output === 'wide';
-      return print(name ? nodes[0] : { kind: 'NodeList', items: nodes }, output, () =>
-        renderTable(
-          ['NAME', 'STATUS', 'VERSION', ...(wide ? ['INTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME'] : [])],
-          nodes.map((n) => {
-            const ready = n.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-            return [
-              n.metadata.name,
-              `${ready ? 'Ready' : 'NotReady'}${n.spec?.unschedulable ? ',SchedulingDisabled' : ''}`,
-              n.status.nodeInfo.kubeletVersion,
-              ...(wide
-                ? [
-                    n.status.addresses.find((a) => a.type === 'InternalIP')?.address ?? '<none>',
-                    n.status.nodeInfo.osImage,
-                    n.status.nodeInfo.kernelVersion,
-                    n.status.nodeInfo.containerRuntimeVersion,
-                  ]
-                : []),
-            ];
-          }),
-        ),
-      );
+      return print(name ? nodes[0] : { kind: 'NodeList', items: nodes }, output, () => nodeTable(nodes, output === 'wide'));
     }
     default:
       throw new UsageError(`jetctl get knows pods and nodes, not "${kind ?? ''}"`);
   }
-}
-
-function podTable(pods: Pod[], withNamespace: boolean, wide: boolean, now: number): string {
-  return renderTable(
-    [...(withNamespace ? ['NAMESPACE'] : []), 'NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE', ...(wide ? ['IP', 'NODE'] : [])],
-    pods.map((p) => [
-      ...(withNamespace ? [p.metadata.namespace ?? ''] : []),
-      p.metadata.name,
-      podReadyColumn(p),
-      podStatusColumn(p),
-      podRestartsColumn(p),
-      age(p.metadata.creationTimestamp, now),
-      ...(wide ? [p.status.podIP ?? '<none>', p.spec.nodeName ?? '<none>'] : []),
-    ]),
-  );
 }
 
 async function remove(client: ApiClient, args: Args): Promise<void> {
@@ -231,6 +193,7 @@ async function logs(client: ApiClient, args: Args): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (STREAM_COMMANDS.has(argv[0] ?? '')) return runStreamCommand(argv);
   const args = parseArgs(argv);
   const command = args.positional[0];
   if (!command || args.flags.has('-h') || args.flags.has('--help')) {

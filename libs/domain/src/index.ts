@@ -20,3 +20,23 @@ export * from './watch-cache.js';
 export * from './printers.js';
 export * from './path-under.js';
 export * from './assignment-check.js';
+export * from './restart-policy.js';
+export {
+  ClusterReplay,
+  buildTimeline,
+  clock,
+  compareRecorded,
+  earliestHeartbeats,
+  explainPod,
+  heartbeatGaps,
+  isAtOrBefore,
+  podNodes,
+  podSwimlanes,
+  podUids,
+  replayTo,
+  selectMessages,
+  seqTime,
+  summarize,
+  upTo,
+} from './history/index.js';
+export type * from './history/index.js';

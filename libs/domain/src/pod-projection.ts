@@ -146,6 +146,7 @@ export class PodProjection {
         if (!record || record.removed || !record.deletion) return undefined;
         record.removed = true;
         record.subjectSeq = record.resourceVersion = seq;
+        record.eventId = envelope.id;
         return record;
       }
       case 'PodStatusReported': {
