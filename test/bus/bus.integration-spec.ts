@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Bus, SequenceConflictError } from '#bus';
-import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
+import { Bus, MessageTooLargeError, SequenceConflictError } from '#bus';
+import { ContractValidationError, STREAMS, SUBJECTS, type AnyEnvelope, type PodManifest } from '#contracts';
 import { busMetrics } from '#observability';
 import { NatsServer, waitFor } from '../harness/processes.js';
 
@@ -163,6 +163,41 @@ describe('Bus', () => {
     await waitFor('a message sent after the deletion', () => seen.includes('after'), 20_000);
     const recreated = (await busMetrics.consumerRecreated.get()).values.find((v) => v.labels.consumer === durable)?.value ?? 0;
     assert.equal(recreated, 1);
+    await sub.stop();
+  });
+
+  it('refuses to publish what a reader would reject, and stores nothing', async () => {
+    const subject = SUBJECTS.pod('default', 'refused');
+    const pod = (memory: unknown): PodManifest =>
+      ({
+        metadata: { name: 'refused', namespace: 'default', uid: UID },
+        spec: { containers: [{ name: 'main', image: 'jetlet/busybox:1.35', resources: { limits: { memory } } }] },
+      }) as PodManifest;
+    // Infinity is what JSON.parse makes of 1e400, and JSON.stringify writes it as null.
+    await assert.rejects(sut.publish(subject, 'PodCreated', { pod: pod(Infinity) }, { correlationId: UID }), ContractValidationError);
+    await assert.rejects(sut.publish(subject, 'PodScheduled', { uid: UID, nodeName: 'Not A Node' }, { correlationId: UID }), ContractValidationError);
+    // A node's subject carrying another node's message is what consumers reject too.
+    await assert.rejects(
+      sut.publish(SUBJECTS.nodeSpec('node-a'), 'NodeSpecChanged', { nodeName: 'node-b', unschedulable: true }, { correlationId: 'node-a' }),
+      ContractValidationError,
+    );
+    const huge = pod('64Mi');
+    huge.spec.containers[0].env = [{ name: 'BLOB', value: 'x'.repeat(sut.maxMessageBytes) }];
+    await assert.rejects(sut.publish(subject, 'PodCreated', { pod: huge }, { correlationId: UID }), MessageTooLargeError);
+    assert.equal(await sut.lastSubjectSequence(STREAMS.pods, subject), 0);
+    const ok = await sut.publish(subject, 'PodCreated', { pod: pod('64Mi') }, { correlationId: UID });
+    assert.ok(ok.seq > 0);
+  });
+
+  it('tells a follower of each message it skips, with its subject and sequence', async () => {
+    const subject = SUBJECTS.pod('default', 'skipped');
+    const ack = await sut.js.publish(subject, 'not json at all');
+    const skipped: Array<{ subject: string; seq: number }> = [];
+    const sub = await sut.follow(STREAMS.pods, { filterSubject: subject, from: 'all', onSkip: (d) => skipped.push({ subject: d.subject, seq: d.seq }) }, () => {
+      assert.fail('an invalid message reached the handler');
+    });
+    await sub.caughtUp;
+    assert.deepEqual(skipped, [{ subject, seq: ack.seq }]);
     await sub.stop();
   });
 });

@@ -1,5 +1,5 @@
 import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { BusModule } from '#bus';
 import { loadConfig } from '#contracts';
 import { API_CONFIG } from './api.constants.js';
@@ -21,6 +21,7 @@ import { ProjectionService } from './projection/projection.service.js';
 import { StaleReadInterceptor } from './projection/stale-read.interceptor.js';
 import { WatchMiddleware } from './watch/watch.middleware.js';
 import { WatchService } from './watch/watch.service.js';
+import { KubeInputGuard } from './validation/kube-input.guard.js';
 
 const config = loadConfig(ApiConfig);
 
@@ -47,6 +48,7 @@ const config = loadConfig(ApiConfig);
   providers: [
     { provide: API_CONFIG, useValue: config },
     { provide: APP_FILTER, useClass: KubeStatusFilter },
+    { provide: APP_GUARD, useClass: KubeInputGuard },
     { provide: APP_INTERCEPTOR, useClass: StaleReadInterceptor },
     { provide: APP_INTERCEPTOR, useClass: FieldValidationInterceptor },
     { provide: APP_INTERCEPTOR, useClass: PrintingInterceptor },

@@ -23,3 +23,16 @@ export class BusError extends Error {
 export class BusUnavailableError extends BusError {
   override readonly name = 'BusUnavailableError';
 }
+
+/** A message larger than the server's max_payload: publishing it would fail, so it is refused first. */
+export class MessageTooLargeError extends Error {
+  override readonly name = 'MessageTooLargeError';
+  constructor(
+    readonly subject: string,
+    readonly bytes: number,
+    readonly maxBytes: number,
+    options?: ErrorOptions,
+  ) {
+    super(`a message of ${bytes} bytes for ${subject} exceeds the bus's limit of ${maxBytes} bytes`, options);
+  }
+}

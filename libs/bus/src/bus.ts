@@ -27,11 +27,15 @@ import {
   type MessageType,
 } from '#contracts';
 import { busMetrics } from '#observability';
-import { BusError, BusUnavailableError, SequenceConflictError } from './bus.errors.js';
+import { BusError, BusUnavailableError, MessageTooLargeError, SequenceConflictError } from './bus.errors.js';
 import { Outbox, type OutboxOptions } from './outbox.js';
 
 /** JetStream's error code for a failed expected-last-(subject-)sequence check. */
 const WRONG_LAST_SEQUENCE = 10071;
+/** Room kept under the server's max_payload for the headers a publish sends (Nats-Msg-Id, expectations). */
+const HEADER_ALLOWANCE_BYTES = 1024;
+/** NATS's default max_payload, assumed until the server says otherwise. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 export interface BusOptions {
   /** Comma-separated NATS URLs. */
@@ -249,13 +253,41 @@ export class Bus {
     return this.publishEnvelope(subject, envelope, options.expectedLastSubjectSequence);
   }
 
+  /** The largest envelope, in bytes, a publish accepts: the server's max_payload less room for headers. */
+  get maxMessageBytes(): number {
+    return (this.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) - HEADER_ALLOWANCE_BYTES;
+  }
+
+  /**
+   * Encodes an envelope exactly as it will be stored, and reads it back as every consumer
+   * does (the same classes, the subject's node check): what a reader would reject never
+   * enters the log. Throws ContractValidationError or MessageTooLargeError.
+   */
+  encode(subject: string, envelope: Envelope): Uint8Array {
+    let json: string;
+    try {
+      json = JSON.stringify(envelope);
+    } catch (error) {
+      throw new ContractValidationError(envelope.type, [{ field: 'data', reason: 'FieldValueInvalid', message: 'cannot be encoded as JSON' }], {
+        cause: error,
+      });
+    }
+    const bytes = new TextEncoder().encode(json);
+    if (bytes.length > this.maxMessageBytes) throw new MessageTooLargeError(subject, bytes.length, this.maxMessageBytes);
+    const parsed = decodeEnvelope(bytes);
+    const mismatch = subjectNodeMismatch(subject, parsed);
+    if (mismatch) throw new ContractValidationError(parsed.type, [{ field: 'data.nodeName', reason: 'FieldValueForbidden', message: mismatch }]);
+    return bytes;
+  }
+
   private async publishEnvelope<T extends MessageType>(subject: string, envelope: Envelope<T>, expectedLastSubjectSequence?: number): Promise<Published<T>> {
+    const bytes = this.encode(subject, envelope as Envelope);
     // A write while the connection is down would only sit in the client's buffer until the
     // timeout: say at once that the bus is not there.
     if (!this.connected) throw new BusUnavailableError(`NATS is unreachable (since ${new Date(this.disconnectedSinceMs ?? Date.now()).toISOString()})`);
     const expect = expectedLastSubjectSequence === undefined ? undefined : { lastSubjectSequence: expectedLastSubjectSequence };
     try {
-      const ack = await this.js.publish(subject, JSON.stringify(envelope), {
+      const ack = await this.js.publish(subject, bytes, {
         msgID: envelope.id,
         timeout: this.publishTimeoutMs,
         ...(expect ? { expect } : {}),
@@ -345,9 +377,14 @@ export class Bus {
 
   /**
    * An ordered (ack-less, in-memory) consumer for replay and projections. Opened again
-   * after a failure, it resumes after the last sequence handled.
+   * after a failure, it resumes after the last sequence handled. `onSkip` hears of each
+   * invalid message it skips, so a projection can still count its sequence.
    */
-  async follow(stream: string, options: { filterSubject: string; from: DeliverFrom }, handler: Handler): Promise<Subscription> {
+  async follow(
+    stream: string,
+    options: { filterSubject: string; from: DeliverFrom; onSkip?: (delivery: Delivery) => void },
+    handler: Handler,
+  ): Promise<Subscription> {
     let lastSeq = 0;
     const open = async (): Promise<Opened> => {
       const from: DeliverFrom = lastSeq > 0 ? { startSeq: lastSeq + 1 } : options.from;
@@ -365,7 +402,10 @@ export class Bus {
         return handler(envelope, delivery);
       },
       false,
-      (seq) => (lastSeq = Math.max(lastSeq, seq)),
+      (delivery) => {
+        lastSeq = Math.max(lastSeq, delivery.seq);
+        options.onSkip?.(delivery);
+      },
     );
   }
 
@@ -382,7 +422,7 @@ export class Bus {
     open: (first: boolean) => Promise<Opened>,
     handler: Handler,
     acked: boolean,
-    onSkipped?: (seq: number) => void,
+    onSkipped?: (delivery: Delivery) => void,
   ): Promise<Subscription> {
     let markCaughtUp: () => void = () => undefined;
     const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
@@ -405,7 +445,7 @@ export class Bus {
         this.logger.warn(`${acked ? 'terminated' : 'skipped'} invalid message on ${m.subject} (stream ${stream} seq ${m.seq}): ${why}`);
         // No reason text: nats-server 2.9 only knows a bare +TERM (a reason makes it ignore the term).
         if (acked) m.term();
-        onSkipped?.(m.seq);
+        onSkipped?.(delivery);
         return;
       }
       try {

@@ -1,8 +1,7 @@
 /**
- * Every stream and subject jetlet uses, declared once. Subject tokens come from
- * Kubernetes names (DNS-1123: lowercase alphanumerics, '-' and '.'), so a name with a
- * '.' would split into two tokens; `token()` escapes it so a subject always has the
- * same number of tokens.
+ * Every stream and subject jetlet uses, declared once. Subject tokens come from names
+ * (namespaces, pod and node names, uids); `token()` escapes each name into exactly one
+ * subject token, injectively, so two different names never share a subject.
  */
 
 export const STREAMS = {
@@ -21,9 +20,46 @@ export type StreamKey = keyof typeof STREAMS;
 
 const PREFIX = 'jetlet';
 
-/** Escapes a name into a single subject token ('.' is a separator in NATS). */
+/** Characters a token keeps as they are: what DNS-1123 names are made of, minus '.'. */
+const PLAIN = /[a-z0-9-]/;
+
+/**
+ * Escapes a name into one subject token, injectively: `[a-z0-9-]` stay, `.` becomes `_`,
+ * and every other character becomes `~` and the two lowercase hex digits of each of its
+ * UTF-8 bytes (`_` → `~5f`, `~` → `~7e`, `A` → `~41`); the empty name is `~`. `_` and `~`
+ * each mean one thing, so the mapping can be read back (see `untoken`) and distinct names
+ * never collide. A DNS-1123 name keeps the token it always had (`a.b` → `a_b`), and no
+ * token holds NATS's separator, wildcards or white space.
+ */
 export function token(name: string): string {
-  return name.replaceAll('.', '_');
+  if (name === '') return '~';
+  let out = '';
+  for (const ch of name) {
+    if (PLAIN.test(ch)) out += ch;
+    else if (ch === '.') out += '_';
+    else for (const byte of Buffer.from(ch, 'utf8')) out += `~${byte.toString(16).padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/** The name a token came from: the inverse of `token()`. Throws RangeError on anything `token()` cannot produce. */
+export function untoken(encoded: string): string {
+  if (encoded === '~') return '';
+  const bytes: number[] = [];
+  for (let i = 0; i < encoded.length; i++) {
+    const ch = encoded[i] ?? '';
+    if (ch === '_') bytes.push(0x2e);
+    else if (ch === '~') {
+      const hex = encoded.slice(i + 1, i + 3);
+      if (!/^[0-9a-f]{2}$/.test(hex)) throw new RangeError(`not a subject token: ${encoded}`);
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+    } else if (PLAIN.test(ch)) bytes.push(ch.charCodeAt(0));
+    else throw new RangeError(`not a subject token: ${encoded}`);
+  }
+  const name = new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(bytes));
+  if (token(name) !== encoded) throw new RangeError(`not a subject token: ${encoded}`);
+  return name;
 }
 
 export const SUBJECTS = {
@@ -31,15 +67,15 @@ export const SUBJECTS = {
   pod: (namespace: string, name: string): string => `${PREFIX}.pods.${token(namespace)}.${token(name)}`,
   allPods: `${PREFIX}.pods.>`,
   /** PodStatusReported for one pod, written only by the agent of `node`. */
-  podStatus: (node: string, uid: string): string => `${PREFIX}.podstatus.${token(node)}.${uid}`,
+  podStatus: (node: string, uid: string): string => `${PREFIX}.podstatus.${token(node)}.${token(uid)}`,
   allPodStatus: `${PREFIX}.podstatus.>`,
   /** MirrorPodUpdated for one static pod, written only by the agent of `node`. */
-  mirrorPod: (node: string, uid: string): string => `${PREFIX}.mirror.${token(node)}.${uid}`,
+  mirrorPod: (node: string, uid: string): string => `${PREFIX}.mirror.${token(node)}.${token(uid)}`,
   allMirrorPods: `${PREFIX}.mirror.>`,
   /** Core NATS: the API tells the agent of `node` that a mirror pod was deleted, so it shows it again. */
   mirrorDeleted: (node: string): string => `${PREFIX}.control.${token(node)}.mirror-deleted`,
   /** PodAssigned / PodUnassigned (tombstone) for one pod on one node. Writer: scheduler. */
-  assignment: (node: string, uid: string): string => `${PREFIX}.assign.${token(node)}.${uid}`,
+  assignment: (node: string, uid: string): string => `${PREFIX}.assign.${token(node)}.${token(uid)}`,
   nodeAssignments: (node: string): string => `${PREFIX}.assign.${token(node)}.>`,
   allAssignments: `${PREFIX}.assign.>`,
   /** NodeRegistered, written only by that node's agent. */
@@ -50,7 +86,7 @@ export const SUBJECTS = {
   nodeHeartbeat: (node: string): string => `${PREFIX}.nodes.${token(node)}.heartbeat`,
   allNodes: `${PREFIX}.nodes.>`,
   /** ContainerEvent, PodEvent, BackoffRecorded and ProbeResultChanged for one pod, written only by the agent of `node`. */
-  containerEvents: (node: string, uid: string): string => `${PREFIX}.events.${token(node)}.${uid}`,
+  containerEvents: (node: string, uid: string): string => `${PREFIX}.events.${token(node)}.${token(uid)}`,
   /** NodeEvent about `node` itself, written only by its agent. */
   nodeEvents: (node: string): string => `${PREFIX}.events.${token(node)}.node`,
   /** NodeEvent about `node`'s life (NodeNotReady, NodeReady) and PodEvent TaintManagerEviction, written only by the scheduler. */
@@ -62,10 +98,21 @@ export const SUBJECTS = {
    */
   logRequests: (node: string): string => `${PREFIX}.logs.${token(node)}.request`,
   /** The API's acks and cancels of one log stream served by the agent of `node` (core NATS). */
-  logStreamControl: (node: string, streamId: string): string => `${PREFIX}.logs.${token(node)}.control.${streamId}`,
+  logStreamControl: (node: string, streamId: string): string => `${PREFIX}.logs.${token(node)}.control.${token(streamId)}`,
   /** Every log stream's control subject of `node`: what its agent subscribes to. */
   nodeLogStreamControl: (node: string): string => `${PREFIX}.logs.${token(node)}.control.*`,
 } as const;
+
+/** The pod whose aggregate subject this is (`SUBJECTS.pod`), or undefined for any other subject. */
+export function podOfSubject(subject: string): { namespace: string; name: string } | undefined {
+  const parts = subject.split('.');
+  if (parts.length !== 4 || parts[0] !== PREFIX || parts[1] !== 'pods') return undefined;
+  try {
+    return { namespace: untoken(parts[2] ?? ''), name: untoken(parts[3] ?? '') };
+  } catch {
+    return undefined;
+  }
+}
 
 export interface StreamDefinition {
   name: string;

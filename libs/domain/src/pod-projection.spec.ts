@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AnyEnvelope, PodManifest, PodStatus } from '#contracts';
+import { SUBJECTS, type AnyEnvelope, type PodManifest, type PodStatus } from '#contracts';
 import { PodProjection, podView } from './pod-projection.js';
 
 const UID_A = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
@@ -410,5 +410,49 @@ describe('podView', () => {
     const finalised: AnyEnvelope = { ...meta(`finalised-${UID_A}`, UID_A, 'scheduler'), type: 'PodDeletionFinalized', data: { uid: UID_A, message: 'x' } };
     assert.equal(sut.apply(finalised, 2), undefined);
     assert.ok(sut.get('default', 'web-0'));
+  });
+
+  describe('subject sequences', () => {
+    it('counts a skipped message on an empty name, so a create expects it', () => {
+      const sut = new PodProjection();
+
+      sut.skip(SUBJECTS.pod('default', 'web-0'), 4);
+
+      assert.equal(sut.subjectSeq('default', 'web-0'), 4);
+      assert.equal(sut.lastSeq, 4);
+      assert.equal(sut.get('default', 'web-0'), undefined);
+    });
+
+    it('counts a skipped message on an existing pod, so its next write expects it', () => {
+      const sut = new PodProjection();
+      sut.apply(created(UID_A), 1, SUBJECTS.pod('default', 'web-0'));
+
+      sut.skip(SUBJECTS.pod('default', 'web-0'), 7);
+
+      assert.equal(sut.record('default', 'web-0')?.subjectSeq, 7);
+      assert.equal(sut.subjectSeq('default', 'web-0'), 7);
+    });
+
+    it('counts a valid fact the fold ignores (a late one about an earlier pod of the name)', () => {
+      const sut = new PodProjection();
+      const subject = SUBJECTS.pod('default', 'web-0');
+      sut.apply(created(UID_A), 1, subject);
+      sut.apply(deletionRequested(UID_A), 2, subject);
+      sut.apply(created(UID_B), 3, subject);
+
+      sut.apply(scheduled(UID_A), 4, subject);
+
+      assert.equal(sut.get('default', 'web-0')?.uid, UID_B);
+      assert.equal(sut.subjectSeq('default', 'web-0'), 4);
+    });
+
+    it('ignores subjects that are not pod aggregates', () => {
+      const sut = new PodProjection();
+
+      sut.skip(SUBJECTS.podStatus('node-1', UID_A), 9);
+
+      assert.equal(sut.lastSeq, 9);
+      assert.equal(sut.subjectSeq('default', 'web-0'), 0);
+    });
   });
 });

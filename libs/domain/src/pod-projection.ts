@@ -1,4 +1,4 @@
-import type { AnyEnvelope, PodCondition, PodManifest, PodStatus, Pod } from '#contracts';
+import { podOfSubject, type AnyEnvelope, type PodCondition, type PodManifest, type PodStatus, type Pod } from '#contracts';
 
 /** What the log says about one pod name: the current incarnation and its facts. */
 export interface PodRecord {
@@ -6,7 +6,7 @@ export interface PodRecord {
   name: string;
   uid: string;
   manifest: PodManifest;
-  /** Last sequence on the pod's own subject, for optimistic concurrency. */
+  /** Last sequence on the pod's own subject, for optimistic concurrency (messages skipped as invalid included). */
   subjectSeq: number;
   /** Envelope id of the newest message on the pod's own subject: the cause of what is decided from it. */
   eventId?: string;
@@ -47,10 +47,40 @@ const key = (namespace: string, name: string): string => `${namespace}/${name}`;
 export class PodProjection {
   private readonly byKey = new Map<string, PodRecord>();
   private readonly keyByUid = new Map<string, string>();
-  /** Last sequence applied. */
+  /** Last sequence on each pod subject, whether or not its message was valid. */
+  private readonly subjectSeqs = new Map<string, number>();
+  /** Last sequence applied or skipped. */
   lastSeq = 0;
 
-  apply(envelope: AnyEnvelope, seq: number): PodRecord | undefined {
+  /**
+   * Counts a message at `seq` on `subject` without folding it: what a consumer does with a
+   * message it skipped as invalid. The next write on that subject expects this sequence, so
+   * a message nobody can read never makes its pod's name unusable.
+   */
+  skip(subject: string, seq: number): void {
+    this.lastSeq = Math.max(this.lastSeq, seq);
+    const pod = podOfSubject(subject);
+    if (!pod) return;
+    const k = key(pod.namespace, pod.name);
+    this.subjectSeqs.set(k, Math.max(this.subjectSeqs.get(k) ?? 0, seq));
+    const record = this.byKey.get(k);
+    if (record) record.subjectSeq = Math.max(record.subjectSeq, seq);
+  }
+
+  /** The sequence the next write on a pod's subject must expect (0 when the subject is empty). */
+  subjectSeq(namespace: string, name: string): number {
+    const k = key(namespace, name);
+    return Math.max(this.subjectSeqs.get(k) ?? 0, this.byKey.get(k)?.subjectSeq ?? 0);
+  }
+
+  /** Folds one message; with its `subject`, a fact the fold ignores still counts for that subject's sequence. */
+  apply(envelope: AnyEnvelope, seq: number, subject?: string): PodRecord | undefined {
+    const record = this.fold(envelope, seq);
+    if (subject !== undefined) this.skip(subject, seq);
+    return record;
+  }
+
+  private fold(envelope: AnyEnvelope, seq: number): PodRecord | undefined {
     this.lastSeq = Math.max(this.lastSeq, seq);
     switch (envelope.type) {
       case 'PodCreated': {
@@ -84,7 +114,7 @@ export class PodProjection {
           name: pod.metadata.name,
           uid,
           manifest: pod,
-          subjectSeq: existing?.subjectSeq ?? 0,
+          subjectSeq: this.subjectSeq(namespace, pod.metadata.name),
           resourceVersion: seq,
           ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}),
           ...(existing?.uid === uid && existing.status ? { status: existing.status } : {}),

@@ -1,6 +1,7 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
-import { isUnavailable } from '#bus';
+import { isUnavailable, MessageTooLargeError } from '#bus';
+import { ContractValidationError } from '#contracts';
 import { KubeStatusException, type KubeStatus } from './kube-status.exception.js';
 
 const REASONS: Record<number, string> = {
@@ -31,6 +32,14 @@ export class KubeStatusFilter implements ExceptionFilter {
     let body: KubeStatus;
     if (exception instanceof KubeStatusException) {
       body = exception.getResponse() as KubeStatus;
+    } else if (exception instanceof MessageTooLargeError) {
+      // The object passed validation but would not fit in one message on the bus.
+      body = new KubeStatusException(413, 'RequestEntityTooLarge', `Request entity too large: ${exception.message}`).getResponse() as KubeStatus;
+    } else if (exception instanceof ContractValidationError) {
+      // The bus refused to publish what its readers would reject: the request, not the server, is at fault.
+      this.logger.warn(`refused to publish: ${exception.message}`);
+      const causes = exception.causes.map((c) => ({ ...c, field: c.field.replace(/^data\.(pod\.)?/, '') }));
+      body = KubeStatusException.invalid(exception.contract.startsWith('Node') ? 'nodes' : 'pods', '', causes).getResponse() as KubeStatus;
     } else if (exception instanceof HttpException) {
       const code = exception.getStatus();
       body = new KubeStatusException(code, REASONS[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest'), exception.message).getResponse() as KubeStatus;

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
-import type { Pod } from '#contracts';
+import { MAX_TIMER_SECONDS, type Pod } from '#contracts';
 import { podFields, POD_PATCH_META, POD_SELECTABLE_FIELDS } from '#domain';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import { applyPatchBody, patchType } from '../patch/patch-body.js';
@@ -14,15 +14,18 @@ interface PodList {
   items: Pod[];
 }
 
-function parseGrace(query: string | undefined, body: unknown): number | undefined {
-  const fromBody = (body as { gracePeriodSeconds?: unknown } | undefined)?.gracePeriodSeconds;
+/** The grace period of a deletion, from the query or the DeleteOptions body: whole seconds a Node timer can wait. */
+function parseGrace(query: unknown, body: unknown): number | undefined {
+  const fromBody = typeof body === 'object' && body !== null ? (body as { gracePeriodSeconds?: unknown }).gracePeriodSeconds : undefined;
+  const given = query ?? fromBody;
   const raw =
-    query ?? (typeof fromBody === 'number' || typeof fromBody === 'string' ? String(fromBody) : fromBody === undefined ? undefined : JSON.stringify(fromBody));
+    given === undefined || given === null ? undefined : typeof given === 'number' || typeof given === 'string' ? String(given) : JSON.stringify(given);
   if (raw === undefined) return undefined;
-  const grace = Number(raw);
-  if (!Number.isInteger(grace) || grace < 0) {
-    throw new KubeStatusException(422, 'Invalid', `gracePeriodSeconds must be a non-negative integer, got "${raw}"`, {
-      causes: [{ reason: 'FieldValueInvalid', message: 'must be a non-negative integer', field: 'gracePeriodSeconds' }],
+  const grace = /^\d{1,16}$/.test(raw.trim()) || typeof given === 'number' ? Number(raw) : NaN;
+  if (!Number.isInteger(grace) || grace < 0 || grace > MAX_TIMER_SECONDS) {
+    const message = `must be a whole number of seconds from 0 to ${MAX_TIMER_SECONDS}`;
+    throw new KubeStatusException(422, 'Invalid', `gracePeriodSeconds ${message}, got ${JSON.stringify(raw.slice(0, 40))}`, {
+      causes: [{ reason: 'FieldValueInvalid', message, field: 'gracePeriodSeconds' }],
     });
   }
   return grace;
@@ -85,7 +88,7 @@ export class PodsController {
   delete(
     @Param('namespace') namespace: string,
     @Param('name') name: string,
-    @Query('gracePeriodSeconds') grace: string | undefined,
+    @Query('gracePeriodSeconds') grace: unknown,
     @Body() body: unknown,
     @Query() query: Record<string, unknown>,
   ): Promise<Pod> {

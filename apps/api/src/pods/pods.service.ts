@@ -87,7 +87,7 @@ export class PodsService {
           { pod },
           {
             correlationId: uid,
-            expectedLastSubjectSequence: previous?.subjectSeq ?? 0,
+            expectedLastSubjectSequence: this.projection.pods.subjectSeq(namespace, name),
           },
         );
         this.logger.log(`created ${podRef({ namespace, name, uid })} at sequence ${seq}`);

@@ -46,12 +46,25 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
     this.podChanges.startAt(Math.max(0, podsInfo.state.first_seq - 1));
     this.eventChanges.startAt(Math.max(0, eventsInfo.state.first_seq - 1));
     this.subscriptions = await Promise.all([
-      this.bus.follow(STREAMS.pods, { filterSubject: '>', from: 'all' }, (envelope, delivery) => {
-        const record = this.pods.apply(envelope, delivery.seq);
-        if (record) this.podChanges.update(`${record.namespace}/${record.name}`, podView(record), delivery.seq, !record.removed);
-        else this.podChanges.advance(delivery.seq);
-        this.release();
-      }),
+      this.bus.follow(
+        STREAMS.pods,
+        {
+          filterSubject: '>',
+          from: 'all',
+          // A skipped message still moves its subject and the stream on: writes expect it, and nobody waits for it.
+          onSkip: (delivery) => {
+            this.pods.skip(delivery.subject, delivery.seq);
+            this.podChanges.advance(delivery.seq);
+            this.release();
+          },
+        },
+        (envelope, delivery) => {
+          const record = this.pods.apply(envelope, delivery.seq, delivery.subject);
+          if (record) this.podChanges.update(`${record.namespace}/${record.name}`, podView(record), delivery.seq, !record.removed);
+          else this.podChanges.advance(delivery.seq);
+          this.release();
+        },
+      ),
       this.bus.follow(STREAMS.nodes, { filterSubject: SUBJECTS.allNodes, from: 'last_per_subject' }, (envelope, delivery) => {
         const record = this.nodes.apply(envelope, delivery.seq);
         if (record) this.nodeChanges.update(record.name, { ...record }, delivery.seq, true);

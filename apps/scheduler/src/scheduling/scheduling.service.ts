@@ -55,11 +55,12 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       // The whole pods stream: status reports say when a node let a pod go, mirrors take room on their node.
       this.bus.follow(
         STREAMS.pods,
-        { filterSubject: '>', from: 'all' },
-        onMessage((e, s) => {
-          const record = this.pods.apply(e, s);
+        { filterSubject: '>', from: 'all', onSkip: (delivery) => this.pods.skip(delivery.subject, delivery.seq) },
+        (e: AnyEnvelope, delivery: { seq: number; subject: string }) => {
+          const record = this.pods.apply(e, delivery.seq, delivery.subject);
           if (e.type === 'PodStatusReported' && e.data.removed && record?.removed) this.purgeable.set(record.uid, e.data.nodeName);
-        }),
+          this.trigger();
+        },
       ),
       this.bus.follow(
         STREAMS.nodes,

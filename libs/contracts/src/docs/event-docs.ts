@@ -5,6 +5,7 @@ import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import '../envelope.js';
 import { MESSAGES, type MessageType } from '../message-map.js';
 import { STREAM_DEFINITIONS, SUBJECTS } from '../subjects.js';
+import { DNS1123_LABEL, DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX } from '../names.js';
 import { WRITE_ROUTES } from '../writers.js';
 import { exampleEnvelope } from './message-examples.js';
 import { readSourceDocs, type SourceDocs } from './source-docs.js';
@@ -88,6 +89,21 @@ const CUSTOM_SCHEMAS: Record<string, Schema> = {
   },
   isQuantityMap: { type: 'object', description: 'resource name to Kubernetes quantity', additionalProperties: { type: 'string' } },
   isPortNumberOrName: { oneOf: [{ type: 'integer', minimum: 1, maximum: 65535 }, { type: 'string' }] },
+  isDns1123Label: { type: 'string', maxLength: DNS1123_LABEL_MAX, pattern: DNS1123_LABEL.source, description: 'an RFC 1123 label' },
+  isDns1123Subdomain: { type: 'string', maxLength: DNS1123_SUBDOMAIN_MAX, pattern: DNS1123_SUBDOMAIN.source, description: 'an RFC 1123 subdomain' },
+  isLabelMap: {
+    type: 'object',
+    description: 'Kubernetes labels: qualified-name keys, values of at most 63 characters',
+    additionalProperties: { type: 'string', maxLength: 63, pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$' },
+  },
+  isAnnotationMap: {
+    type: 'object',
+    description: 'Kubernetes annotations: qualified-name keys, string values, at most 256 KiB in all',
+    additionalProperties: { type: 'string' },
+  },
+  isCleanAbsolutePath: { type: 'string', maxLength: 4096, pattern: '^/', description: 'an absolute, clean path' },
+  isQualifiedName: { type: 'string', description: 'a Kubernetes qualified name: [DNS subdomain prefix/]name' },
+  isImageReference: { type: 'string', maxLength: 255, description: 'an image reference Docker can parse: [host[:port]/]path[:tag][@digest]' },
 };
 
 /** Every class's JSON Schema, from its class-validator metadata, with the doc comments as descriptions. */
@@ -173,7 +189,8 @@ function subjectPattern(route: string | ((...args: string[]) => string)): string
       .exec(route.toString())?.[1]
       ?.split(',')
       .map((p) => p.trim()) ?? [];
-  const placeholders = params.map((p) => p.toUpperCase().replace(/[^A-Z]/g, ''));
+  // Lowercase letters pass token() unchanged; the zz fences keep a placeholder from matching literal text.
+  const placeholders = params.map((p) => `zz${p.toLowerCase().replace(/[^a-z]/g, '')}zz`);
   let subject = route(...placeholders);
   params.forEach((p, i) => (subject = subject.split(placeholders[i]).join(`<${p}>`)));
   return subject;
@@ -250,8 +267,10 @@ export function renderEventsMarkdown(docs: SourceDocs = readSourceDocs(join(REPO
     '',
     '## Subjects',
     '',
-    'Names become single subject tokens (a `.` in a name is escaped), so a subject always has',
-    'the same number of tokens.',
+    'Each name becomes exactly one subject token, injectively: `a-z`, `0-9` and `-` stay, `.`',
+    'becomes `_`, and any other character becomes `~` and the two lowercase hex digits of each',
+    'of its UTF-8 bytes (`rel.x` → `rel_x`, `rel_x` → `rel~5fx`; the empty name is `~`). So a',
+    'subject always has the same number of tokens, and two names never share one.',
     '',
     '| subject | stream | what |',
     '| --- | --- | --- |',

@@ -1,9 +1,9 @@
-import { IsBoolean, IsString, MinLength } from 'class-validator';
+import { IsBoolean } from 'class-validator';
+import { IsDns1123Subdomain } from '../names.js';
 
 /** An operator cordoned or uncordoned a node. Writer: api, on `nodes.<node>.spec`. */
 export class NodeSpecChangedEvent {
-  @IsString()
-  @MinLength(1)
+  @IsDns1123Subdomain()
   nodeName: string;
 
   /** True: no new pods are scheduled onto the node; the pods on it keep running. */

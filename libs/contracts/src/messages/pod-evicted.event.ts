@@ -1,4 +1,5 @@
-import { IsInt, IsISO8601, IsString, IsUUID, Min } from 'class-validator';
+import { IsISO8601, IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
+import { MAX_TIMER_SECONDS } from '../limits.js';
 
 /**
  * The pod must go because its node stopped answering for longer than the pod tolerates
@@ -12,6 +13,7 @@ export class PodEvictedEvent {
   /** Seconds between SIGTERM and SIGKILL when the node stops it. */
   @IsInt()
   @Min(0)
+  @Max(MAX_TIMER_SECONDS)
   gracePeriodSeconds: number;
 
   /** ISO 8601 time of the eviction. */

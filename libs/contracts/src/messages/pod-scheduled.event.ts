@@ -1,4 +1,5 @@
-import { IsString, IsUUID, MinLength } from 'class-validator';
+import { IsUUID } from 'class-validator';
+import { IsDns1123Subdomain } from '../names.js';
 
 /** A pod was bound to a node. Writer: scheduler, on `pods.<ns>.<name>`, with optimistic concurrency. */
 export class PodScheduledEvent {
@@ -7,7 +8,6 @@ export class PodScheduledEvent {
   uid: string;
 
   /** The node chosen. */
-  @IsString()
-  @MinLength(1)
+  @IsDns1123Subdomain()
   nodeName: string;
 }

@@ -1,4 +1,5 @@
-import { IsInt, IsString, IsUUID, Min } from 'class-validator';
+import { IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
+import { MAX_TIMER_SECONDS } from '../limits.js';
 
 /** Tombstone: the node must stop and remove this pod. Writer: scheduler, on `assign.<node>.<uid>`. */
 export class PodUnassignedEvent {
@@ -14,5 +15,6 @@ export class PodUnassignedEvent {
   /** Seconds between SIGTERM and SIGKILL. */
   @IsInt()
   @Min(0)
+  @Max(MAX_TIMER_SECONDS)
   gracePeriodSeconds: number;
 }

@@ -2,7 +2,8 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import { IsQuantityMap } from './quantity.validator.js';
 import { IsEmptyObject } from './empty-object.validator.js';
-import { DNS1123_LABEL } from './object-meta.model.js';
+import { IsImageReference } from './image-reference.js';
+import { DNS1123_LABEL, IsCleanAbsolutePath, IsDns1123Label } from '../names.js';
 import { Lifecycle, Probe } from './probe.model.js';
 
 /** An environment variable with a literal value (valueFrom is not supported yet). */
@@ -58,30 +59,32 @@ export type PullPolicy = (typeof PULL_POLICIES)[number];
 
 export class Container {
   /** Unique within the pod; a DNS-1123 label. */
-  @IsString()
-  @MaxLength(63)
-  @Matches(DNS1123_LABEL, { message: 'name must be a lowercase RFC 1123 label' })
+  @IsDns1123Label()
   name: string;
 
-  /** Image reference; pulled per imagePullPolicy. */
+  /** Image reference as Docker parses it (`[host[:port]/]path[:tag][@digest]`); pulled per imagePullPolicy. */
   @IsString()
   @MinLength(1)
+  @IsImageReference()
   image: string;
 
   /** Replaces the image's ENTRYPOINT. */
   @IsOptional()
   @IsArray()
+  @ArrayMaxSize(4096)
   @IsString({ each: true })
   command?: string[];
 
   /** Replaces the image's CMD. */
   @IsOptional()
   @IsArray()
+  @ArrayMaxSize(4096)
   @IsString({ each: true })
   args?: string[];
 
+  /** Absolute and clean, as Docker requires. */
   @IsOptional()
-  @IsString()
+  @IsCleanAbsolutePath()
   workingDir?: string;
 
   @IsOptional()
@@ -93,6 +96,7 @@ export class Container {
 
   @IsOptional()
   @IsArray()
+  @ArrayMaxSize(100)
   @ValidateNested({ each: true })
   @Type(() => ContainerPort)
   ports?: ContainerPort[];
@@ -128,8 +132,7 @@ export class Container {
 
   /** Where the container writes why it ended; defaults to /dev/termination-log. */
   @IsOptional()
-  @IsString()
-  @Matches(/^\//, { message: 'terminationMessagePath must be an absolute path' })
+  @IsCleanAbsolutePath()
   terminationMessagePath?: string;
 
   /** File (default) or FallbackToLogsOnError: the log tail when the file is empty and the container failed. */

@@ -1,23 +1,18 @@
-import { IsISO8601, IsInt, Min, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsISO8601, IsInt, Max, Min, IsOptional, IsString } from 'class-validator';
+import { MAX_TIMER_SECONDS } from '../limits.js';
+import { IsAnnotationMap, IsDns1123Label, IsDns1123Subdomain, IsLabelMap } from '../names.js';
 
-/** DNS-1123 subdomain: what Kubernetes allows as a pod or namespace name. */
-export const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-/** DNS-1123 label: what Kubernetes allows as a container or port name. */
-export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export { DNS1123_LABEL, DNS1123_SUBDOMAIN } from '../names.js';
 
 /** Kubernetes ObjectMeta, the subset jetlet keeps. */
 export class ObjectMeta {
   /** Object name, unique within its namespace. Written by the user. */
-  @IsString()
-  @MaxLength(253)
-  @Matches(DNS1123_SUBDOMAIN, { message: 'name must be a lowercase RFC 1123 subdomain' })
+  @IsDns1123Subdomain()
   name: string;
 
   /** Namespace; the API fills it from the URL when absent and rejects a mismatch. */
   @IsOptional()
-  @IsString()
-  @MaxLength(63)
-  @Matches(DNS1123_SUBDOMAIN, { message: 'namespace must be a lowercase RFC 1123 label' })
+  @IsDns1123Label()
   namespace?: string;
 
   /** Unique id of this incarnation of the object; assigned by the API. */
@@ -25,12 +20,14 @@ export class ObjectMeta {
   @IsString()
   uid?: string;
 
+  /** Kubernetes labels: qualified-name keys, values of at most 63 characters. */
   @IsOptional()
-  @IsObject()
+  @IsLabelMap()
   labels?: Record<string, string>;
 
+  /** Kubernetes annotations: qualified-name keys, string values, at most 256 KiB in all. */
   @IsOptional()
-  @IsObject()
+  @IsAnnotationMap()
   annotations?: Record<string, string>;
 
   /** ISO 8601; assigned by the API. */
@@ -52,6 +49,7 @@ export class ObjectMeta {
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(MAX_TIMER_SECONDS)
   deletionGracePeriodSeconds?: number;
 
   /** Counts spec changes: 1 at creation, +1 for each accepted update. Assigned by the API. */

@@ -1,6 +1,8 @@
 import { Type } from 'class-transformer';
-import { ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, Max, Min, ValidateNested } from 'class-validator';
 import { IsEmptyObject } from './empty-object.validator.js';
+import { MAX_CONTAINERS, MAX_TIMER_SECONDS } from '../limits.js';
+import { IsDns1123Subdomain, IsLabelMap } from '../names.js';
 import { Container } from './container.model.js';
 import { Toleration } from './toleration.model.js';
 
@@ -21,6 +23,7 @@ export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 export class PodSpec {
   @IsArray()
   @ArrayMinSize(1, { message: 'containers must hold at least one container' })
+  @ArrayMaxSize(MAX_CONTAINERS, { message: `containers must hold at most ${MAX_CONTAINERS} containers` })
   @ValidateNested({ each: true })
   @Type(() => Container)
   containers: Container[];
@@ -32,25 +35,27 @@ export class PodSpec {
 
   /** Node labels the pod's node must carry. */
   @IsOptional()
-  @IsObject()
+  @IsLabelMap()
   nodeSelector?: Record<string, string>;
 
   /** Taints of nodes the pod may be scheduled onto (and stay on) despite them. */
   @IsOptional()
   @IsArray()
+  @ArrayMaxSize(100)
   @ValidateNested({ each: true })
   @Type(() => Toleration)
   tolerations?: Toleration[];
 
   /** The node the pod runs on: set by the scheduler, or by the user to bypass it. */
   @IsOptional()
-  @IsString()
+  @IsDns1123Subdomain()
   nodeName?: string;
 
   /** Seconds between SIGTERM and SIGKILL on deletion; defaults to 30. */
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(MAX_TIMER_SECONDS)
   terminationGracePeriodSeconds?: number;
 
   /** How containers resolve names; defaults to ClusterFirst (see DNS_POLICIES). */

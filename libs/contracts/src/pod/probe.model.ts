@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
-import { ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, Max, Min, ValidateBy, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, Max, Min, ValidateBy, ValidateNested } from 'class-validator';
+import { INT32_MAX, MAX_TIMER_SECONDS } from '../limits.js';
 
 /** A port given by number (1–65535) or by the name of one of the container's ports. */
 export function IsPortNumberOrName(): PropertyDecorator {
@@ -18,6 +19,7 @@ export function IsPortNumberOrName(): PropertyDecorator {
 export class ExecAction {
   @IsArray()
   @ArrayMinSize(1)
+  @ArrayMaxSize(4096)
   @IsString({ each: true })
   command: string[];
 }
@@ -52,6 +54,7 @@ export class HTTPGetAction {
 
   @IsOptional()
   @IsArray()
+  @ArrayMaxSize(100)
   @ValidateNested({ each: true })
   @Type(() => HTTPHeader)
   httpHeaders?: HTTPHeader[];
@@ -91,27 +94,34 @@ export class Probe extends ProbeHandler {
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(MAX_TIMER_SECONDS)
   initialDelaySeconds?: number;
 
+  /** Seconds between probes; default 10. At most a Node timer's longest wait. */
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(MAX_TIMER_SECONDS)
   periodSeconds?: number;
 
+  /** Seconds one probe may take; default 1. */
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(MAX_TIMER_SECONDS)
   timeoutSeconds?: number;
 
   /** Consecutive successes to count as succeeded; must be 1 for liveness and startup. */
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(INT32_MAX)
   successThreshold?: number;
 
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(INT32_MAX)
   failureThreshold?: number;
 
   /** Overrides the pod's grace when this probe's failure kills the container. */

@@ -1,4 +1,6 @@
-import { IsIn, IsInt, IsOptional, IsString, MaxLength, MinLength, ValidateBy, ValidateIf, type ValidationArguments } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateBy, ValidateIf, type ValidationArguments } from 'class-validator';
+import { MAX_TIMER_SECONDS } from '../limits.js';
+import { IsQualifiedName } from '../names.js';
 
 export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
 /** What a taint does to pods that do not tolerate it (Kubernetes core/v1 TaintEffect). */
@@ -19,7 +21,7 @@ export class Toleration {
   @ValidateIf((t: Toleration) => t.operator !== 'Exists' || (t.key !== undefined && t.key !== ''))
   @IsString({ message: 'key must be a string' })
   @MinLength(1, { message: 'key must be set unless operator is Exists' })
-  @MaxLength(316)
+  @IsQualifiedName()
   key?: string;
 
   /** Equal (the default) compares value with the taint's; Exists matches any value. */
@@ -51,6 +53,8 @@ export class Toleration {
    */
   @IsOptional()
   @IsInt()
+  @Min(-MAX_TIMER_SECONDS)
+  @Max(MAX_TIMER_SECONDS)
   @ValidateBy({
     name: 'onlyWithNoExecute',
     validator: {

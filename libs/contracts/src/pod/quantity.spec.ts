@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { QUANTITY } from '#contracts';
+import { QUANTITY } from './quantity.validator.js';
 import { cpuMillis, memoryBytes, parseQuantity } from './quantity.js';
 
 describe('parseQuantity', () => {
