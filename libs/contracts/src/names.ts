@@ -93,7 +93,7 @@ export function labelMapErrors(value: unknown): string[] {
   for (const [k, v] of all) {
     errors.push(...qualifiedNameErrors(k).map((e) => `key ${show(k)}: ${e}`));
     if (typeof v !== 'string') errors.push(`value of ${show(k)} must be a string, got ${v === null ? 'null' : typeof v}`);
-    else errors.push(...labelValueErrors(v).map((e) => `value of ${show(k)}: Invalid value: ${show(v)}: ${e}`));
+    else errors.push(...labelValueErrors(v).map((e) => `value of ${show(k)} (${show(v)}): ${e}`));
   }
   return errors;
 }

@@ -29,23 +29,21 @@ function quantityMapErrors(value: unknown, kind: 'requests' | 'limits', other: u
     const resource = k as ResourceName;
     const n = amount(resource, v);
     if (n === undefined) {
-      errors.push(
-        `${k}: Invalid value: ${JSON.stringify(v) ?? String(v)}: must be a quantity such as "250m" or "64Mi", at most ${resource === 'cpu' ? '9007199' : '8Pi'}`,
-      );
+      errors.push(`${k}: ${JSON.stringify(v) ?? String(v)} must be a quantity such as "250m" or "64Mi", at most ${resource === 'cpu' ? '9007199' : '8Pi'}`);
       continue;
     }
     if (kind === 'limits' && resource === 'memory' && n > 0 && n < DOCKER_MIN_MEMORY_BYTES) {
       errors.push(
-        `memory: Invalid value: ${JSON.stringify(v)}: Docker's minimum memory limit is 6Mi (${DOCKER_MIN_MEMORY_BYTES} bytes); a container with less can never start`,
+        `memory: ${JSON.stringify(v)} is below Docker's minimum memory limit is 6Mi (${DOCKER_MIN_MEMORY_BYTES} bytes); a container with less can never start`,
       );
     }
     if (kind === 'limits' && resource === 'cpu' && n > 0 && n < DOCKER_MIN_CPU_MILLIS) {
-      errors.push(`cpu: Invalid value: ${JSON.stringify(v)}: Docker's minimum CPU limit is 10m (0.01 CPU); a container with less can never start`);
+      errors.push(`cpu: ${JSON.stringify(v)} is below Docker's minimum CPU limit is 10m (0.01 CPU); a container with less can never start`);
     }
     const limit = kind === 'requests' && typeof other === 'object' && other !== null ? (other as Record<string, unknown>)[k] : undefined;
     const limitAmount = limit === undefined ? undefined : amount(resource, limit);
     if (limitAmount !== undefined && n > limitAmount)
-      errors.push(`${k}: Invalid value: ${JSON.stringify(v)}: must be less than or equal to ${k} limit of ${JSON.stringify(limit)}`);
+      errors.push(`${k}: ${JSON.stringify(v)} must be less than or equal to ${k} limit of ${JSON.stringify(limit)}`);
   }
   return errors;
 }
