@@ -34,13 +34,20 @@ export class DiscoveryController {
       kind: 'APIResourceList',
       groupVersion: 'v1',
       resources: [
-        { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['create', 'delete', 'get', 'list', 'patch', 'update'], shortNames: ['po'] },
+        {
+          name: 'pods',
+          singularName: 'pod',
+          namespaced: true,
+          kind: 'Pod',
+          verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+          shortNames: ['po'],
+        },
         { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
         { name: 'pods/status', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get', 'patch', 'update'] },
         // kubectl drain evicts when discovery lists this subresource with its group and version.
         { name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] },
-        { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['list'], shortNames: ['ev'] },
-        { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', verbs: ['get', 'list', 'patch'], shortNames: ['no'] },
+        { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['list', 'watch'], shortNames: ['ev'] },
+        { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', verbs: ['get', 'list', 'patch', 'watch'], shortNames: ['no'] },
         { name: 'nodes/status', singularName: '', namespaced: false, kind: 'Node', verbs: ['get'] },
       ],
     };
