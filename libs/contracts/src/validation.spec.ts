@@ -21,7 +21,7 @@ describe('flattenValidationErrors', () => {
 
     const sut = flattenValidationErrors(tree);
 
-    assert.deepEqual(sut, [{ field: 'spec.containers[2].image', reason: 'FieldValueInvalid', message: 'image must be a string' }]);
+    assert.deepEqual(sut, [{ field: 'spec.containers[2].image', reason: 'FieldValueInvalid', message: 'Invalid value: 7: image must be a string' }]);
   });
 
   it('reports an undefined or null value as FieldValueRequired with "Required value"', () => {
@@ -39,7 +39,7 @@ describe('flattenValidationErrors', () => {
   it('joins every constraint message of one field into one cause', () => {
     const sut = flattenValidationErrors([validationError('port', 0, { min: 'port must not be less than 1', isInt: 'port must be an integer' })]);
 
-    assert.deepEqual(sut, [{ field: 'port', reason: 'FieldValueInvalid', message: 'port must not be less than 1; port must be an integer' }]);
+    assert.deepEqual(sut, [{ field: 'port', reason: 'FieldValueInvalid', message: 'Invalid value: 0: port must not be less than 1; port must be an integer' }]);
   });
 
   it('reports a whitelist violation as FieldValueNotSupported', () => {

@@ -39,9 +39,9 @@ describe('parsePodLogQuery', () => {
       (err: unknown) => {
         assert.ok(err instanceof ContractValidationError);
         assert.deepEqual(err.causes.map((c) => `${c.field}: ${c.message}`).sort(), [
-          'container: must be a container name (an RFC 1123 label)',
-          'sinceSeconds: must be greater than 0',
-          'tailLines: must be greater than or equal to 0',
+          'container: Invalid value: "Bad_Name": must be a container name (an RFC 1123 label)',
+          'sinceSeconds: Invalid value: 0: must be greater than 0',
+          'tailLines: Invalid value: -1: must be greater than or equal to 0',
         ]);
         return true;
       },

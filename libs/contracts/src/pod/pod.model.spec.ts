@@ -237,8 +237,8 @@ describe('PodManifest', () => {
     const causes = causesOf({ ...realisticManifest(), apiVersion: 'apps/v1', kind: 'Deployment' });
 
     assert.deepEqual(causes.map((c) => [c.field, c.reason, c.message]).sort(), [
-      ['apiVersion', 'FieldValueInvalid', 'apiVersion must be v1'],
-      ['kind', 'FieldValueInvalid', 'kind must be Pod'],
+      ['apiVersion', 'FieldValueInvalid', 'Invalid value: "apps/v1": apiVersion must be v1'],
+      ['kind', 'FieldValueInvalid', 'Invalid value: "Deployment": kind must be Pod'],
     ]);
   });
 
