@@ -6,7 +6,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { token, type Pod } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
-import { waitFor } from '../harness/processes.js';
+import { sleep, waitFor } from '../harness/processes.js';
 
 const BUSYBOX = 'jetlet/busybox:1.35';
 const PAUSE = 'jetlet/pause:1.0';
@@ -196,5 +196,59 @@ describe('the agent: hardening', () => {
     // The agent still works: a real pod runs.
     await cluster.createPod('default', sleeperPod('after-forgery', node));
     await cluster.waitForRunning('default', 'after-forgery');
+  });
+
+  it('backs off a pod whose container cannot be created: under one engine call a second, and a bounded number of events', { timeout: 180_000 }, async (t) => {
+    const node = uniqueName('hard-backoff');
+    cluster.cleanUpAfter(t, node);
+    // The kubelet's back-off shortened (1 s doubling to 8 s), and the safety-net resync at its default.
+    await cluster.startAgent(node, { BACKOFF_BASE_SECONDS: '1', BACKOFF_CAP_SECONDS: '8', RESYNC_SECONDS: '10' });
+    const names = ['cannot-create-0', 'cannot-create-1', 'cannot-create-2'];
+    for (const name of names)
+      await cluster.createPod('default', {
+        metadata: { name },
+        spec: {
+          nodeName: node,
+          terminationGracePeriodSeconds: 1,
+          // A limit above the machine's CPUs: the engine refuses to create the container.
+          containers: [{ name: 'main', image: BUSYBOX, command: SLEEPER, resources: { requests: { cpu: '10m' }, limits: { cpu: '512' } } }],
+        },
+      });
+    for (const name of names)
+      await cluster.waitForPod(
+        'default',
+        name,
+        'CreateContainerError',
+        (p) => p.status.containerStatuses?.[0]?.state.waiting?.reason === 'CreateContainerError',
+      );
+    const calls = async (): Promise<number> => {
+      const metrics = await (await fetch(`${cluster.agentUrl(node)}/metrics`)).text();
+      return metrics
+        .split('\n')
+        .filter((line) => line.startsWith('jetlet_runtime_docker_calls_total{'))
+        .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+    };
+    const failures = async (name: string): Promise<number> => {
+      const { body } = await cluster.request<{ items: Array<{ reason: string; count: number }> }>(
+        'GET',
+        `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${name}`,
+      );
+      return body.items.filter((e) => e.reason === 'Failed').reduce((sum, e) => sum + e.count, 0);
+    };
+    // Failures at 0, 1, 3 and 7 s: from then on the back-off is at its 8 s cap.
+    await cluster.withLogs(waitFor('four failed creates of each pod', async () => (await Promise.all(names.map(failures))).every((n) => n >= 4), 60_000, 500));
+    const before = await calls();
+    const windowMs = 16_000;
+    // A measuring window, not a wait for anything: the agent should stay all but idle through it.
+    await sleep(windowMs);
+    const perSecond = ((await calls()) - before) / (windowMs / 1000);
+    t.diagnostic(`engine calls per second for 3 pods that cannot be created: ${perSecond.toFixed(2)}`);
+    assert.ok(perSecond / names.length < 1, `${perSecond.toFixed(2)} engine calls per second for ${names.length} pods`);
+    for (const name of names) {
+      const failed = await failures(name);
+      assert.ok(failed <= 8, `${name}: ${failed} failed creates in about 25 s`);
+      const { body } = await cluster.request<{ items: unknown[] }>('GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${name}`);
+      assert.ok(body.items.length <= 10, `${name}: ${body.items.length} events listed`);
+    }
   });
 });

@@ -53,6 +53,12 @@ export class BackoffBook {
     return entry !== undefined && nowMs - entry.lastMs < entry.delayMs;
   }
 
+  /** When the delay after the last `next` ends (0 when there is no entry). */
+  updatedUntil(key: string): number {
+    const entry = this.entries.get(key);
+    return entry === undefined ? 0 : entry.lastMs + entry.delayMs;
+  }
+
   reset(key: string): void {
     this.entries.delete(key);
   }

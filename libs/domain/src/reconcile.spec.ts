@@ -4,7 +4,7 @@ import type { Container, PodManifest, RestartPolicy } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime';
 import { BackoffBook, KUBERNETES_BACKOFF, crashKey } from './backoff.js';
 import { containerName, containerSpecHash, sandboxName } from './pod-naming.js';
-import { MINIMUM_GRACE_SECONDS, planReconcile, type Action, type DesiredPod, type PlanInput, type PodRef } from './reconcile.js';
+import { MINIMUM_GRACE_SECONDS, planReconcile, startKey, type Action, type DesiredPod, type PlanInput, type PodRef } from './reconcile.js';
 
 const UID_A = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
 const UID_B = '0b7e6a52-8d1f-4c3e-a5b9-1f2e3d4c5b6a';
@@ -776,5 +776,69 @@ describe('planReconcile: exactly one sandbox per pod', () => {
       sut.actions.map((a) => (a.kind === 'KillPod' ? [a.reason, [...a.sandboxIds].sort()] : [a.kind])),
       [['PodCompleted', ['first', 'second']]],
     );
+  });
+});
+
+describe('planReconcile: back-off after a failed create or start', () => {
+  it('plans no start (and so no engine call) while the back-off of a failed create runs, and wakes when it ends', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    book.next(startKey(pod.uid, specOf('web')), T0);
+
+    const waiting = planReconcile({
+      desired: [pod],
+      observed: [sandbox(pod)],
+      nowMs: T0 + 9_000,
+      backoff: new BackoffBook(KUBERNETES_BACKOFF),
+      startBackoff: book,
+      orphanGraceSeconds: ORPHAN_GRACE,
+    });
+    const after = planReconcile({
+      desired: [pod],
+      observed: [sandbox(pod)],
+      nowMs: T0 + 10_000,
+      backoff: new BackoffBook(KUBERNETES_BACKOFF),
+      startBackoff: book,
+      orphanGraceSeconds: ORPHAN_GRACE,
+    });
+
+    assert.deepEqual(waiting, { actions: [], wakeAtMs: T0 + 10_000 });
+    assert.deepEqual(kinds(after.actions), ['StartContainer']);
+  });
+
+  it('doubles the wait with each failure, as a crash does', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    const key = startKey(pod.uid, specOf('web'));
+    book.next(key, T0);
+    book.next(key, T0 + 10_000);
+
+    const sut = planReconcile({
+      desired: [pod],
+      observed: [sandbox(pod)],
+      nowMs: T0 + 25_000,
+      backoff: new BackoffBook(KUBERNETES_BACKOFF),
+      startBackoff: book,
+      orphanGraceSeconds: ORPHAN_GRACE,
+    });
+
+    assert.deepEqual(sut, { actions: [], wakeAtMs: T0 + 30_000 });
+  });
+
+  it('tries a changed spec at once', () => {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const book = new BackoffBook(KUBERNETES_BACKOFF);
+    book.next(startKey(pod.uid, { ...specOf('web'), image: 'example/web:0.9' }), T0);
+
+    const sut = planReconcile({
+      desired: [pod],
+      observed: [sandbox(pod)],
+      nowMs: T0 + 1000,
+      backoff: new BackoffBook(KUBERNETES_BACKOFF),
+      startBackoff: book,
+      orphanGraceSeconds: ORPHAN_GRACE,
+    });
+
+    assert.deepEqual(kinds(sut.actions), ['StartContainer']);
   });
 });

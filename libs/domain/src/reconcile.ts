@@ -59,6 +59,11 @@ export interface PlanInput {
   nowMs: number;
   /** Crash back-off, read only here; the caller records restarts it dispatches. */
   backoff: BackoffBook;
+  /**
+   * Back-off after a container could not be created or started, keyed by `startKey`; read
+   * only here, the executor records the failures. No start is planned while it runs.
+   */
+  startBackoff?: BackoffBook;
   /** Grace for containers of pods this node does not know (or no longer knows). */
   orphanGraceSeconds: number;
 }
@@ -68,6 +73,13 @@ export interface Plan {
   /** Earliest time something waits for (a back-off expiring), ms since the epoch. */
   wakeAtMs?: number;
 }
+
+/**
+ * The key of the back-off after a container could not be created or started
+ * (CreateContainerError, RunContainerError). By spec hash, as the kubelet keys back-off: a
+ * changed spec is tried at once.
+ */
+export const startKey = (uid: string, container: Container): string => `${uid}/start:${container.name}:${containerSpecHash(container)}`;
 
 const grace = (seconds: number): number => Math.max(MINIMUM_GRACE_SECONDS, seconds);
 
@@ -180,6 +192,12 @@ export function planReconcile(input: PlanInput): Plan {
       actions.push(killAll(pod, [...joined, extra], podGrace, 'ExtraSandbox', false));
     }
     for (const container of pod.manifest.spec.containers) {
+      // The last create or start failed: nothing is tried (and no engine call made) until its back-off ends.
+      const failedStart = startKey(pod.uid, container);
+      if (input.startBackoff?.inBackoffSinceUpdate(failedStart, input.nowMs)) {
+        wake(input.startBackoff.updatedUntil(failedStart));
+        continue;
+      }
       const attempts = attemptsOf(observed, container.name);
       const latest = attempts[0];
       // Keep the newest dead run for `logs --previous`; remove older ones.

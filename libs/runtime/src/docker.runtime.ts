@@ -557,6 +557,7 @@ export class DockerRuntime implements ContainerRuntime {
    */
   private async createOrAdopt(name: string, options: Docker.ContainerCreateOptions): Promise<string> {
     try {
+      call('container_create');
       const created = await this.docker.createContainer(options);
       return created.id;
     } catch (err) {

@@ -12,6 +12,7 @@ import {
   pullKey,
   runningSandboxes,
   sandboxName,
+  startKey,
   type Action,
   type DesiredPod,
   type PodRef,
@@ -36,6 +37,8 @@ export class PodExecutor {
   /** One pull per image at a time: later askers wait for the pull under way. */
   private readonly pulls = new Map<string, Promise<void>>();
   private readonly pullBackoff: BackoffBook;
+  /** Back-off after a failed create or start (by startKey); the planner reads it, so no pass retries early. */
+  readonly startBackoff: BackoffBook;
   private wake: Waker = () => undefined;
 
   constructor(
@@ -46,6 +49,7 @@ export class PodExecutor {
     private readonly messages: TerminationMessages,
   ) {
     this.pullBackoff = new BackoffBook({ baseMs: config.BACKOFF_BASE_SECONDS * 1000, capMs: config.BACKOFF_CAP_SECONDS * 1000 });
+    this.startBackoff = new BackoffBook(this.pullBackoff.policy);
   }
 
   /** Where to ask for a pass when a back-off the executor keeps runs out. */
@@ -123,6 +127,7 @@ export class PodExecutor {
     await this.messages.removePod(pod.uid, ids);
     this.waiting.delete(pod.uid);
     this.pullBackoff.forget(`${pod.uid}/`);
+    this.startBackoff.forget(`${pod.uid}/`);
   }
 
   private podLabels(pod: DesiredPod): Record<string, string> {
@@ -244,6 +249,9 @@ export class PodExecutor {
   }
 
   private async startContainer(pod: DesiredPod, container: Container, attempt: number, sandboxId: string): Promise<void> {
+    // A plan made before the last failure was recorded: the back-off holds, no engine call.
+    const backoffKey = startKey(pod.uid, container);
+    if (this.startBackoff.inBackoffSinceUpdate(backoffKey, Date.now())) return;
     // A plan made from a list taken just before an earlier worker finished can ask again for
     // an attempt that already ran: starting it again would run a finished container twice.
     const existing = await this.runtime.inspectContainer(containerName(pod, container.name, attempt));
@@ -276,20 +284,29 @@ export class PodExecutor {
     } catch (error) {
       this.setWaiting(pod, container.name, 'CreateContainerError', (error as Error).message);
       this.events.warning(pod, 'Failed', `Error: ${(error as Error).message}`, container.name);
+      this.backOffStart(backoffKey);
       return;
     }
     this.events.normal(pod, 'Created', `Created container ${container.name}`, container.name);
     try {
       await this.runtime.startContainer(id);
+      this.startBackoff.reset(backoffKey);
       this.waiting.get(pod.uid)?.delete(container.name);
       this.events.normal(pod, 'Started', `Started container ${container.name}`, container.name);
       this.logger.log(`started ${podRef(pod)} container ${container.name} (attempt ${attempt})`);
     } catch (error) {
       this.setWaiting(pod, container.name, 'RunContainerError', (error as Error).message);
       this.events.warning(pod, 'Failed', `Error: ${(error as Error).message}`, container.name);
+      this.backOffStart(backoffKey);
       return;
     }
     await this.postStart(pod, container, id, sandboxId);
+  }
+
+  /** Records a failed create or start as a crash is recorded, and asks for a pass when its back-off ends. */
+  private backOffStart(key: string): void {
+    const nowMs = Date.now();
+    this.wake(nowMs + this.startBackoff.next(key, nowMs));
   }
 
   /** The postStart hook; when it fails the container is killed, as the kubelet does, and restarts per policy. */

@@ -119,7 +119,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     const desired = this.desired.list();
     const nowMs = Date.now();
     this.backoff.gc(nowMs);
-    const plan = planReconcile({ desired, observed, nowMs, backoff: this.backoff, orphanGraceSeconds: 30 });
+    this.executor.startBackoff.gc(nowMs);
+    const plan = planReconcile({ desired, observed, nowMs, backoff: this.backoff, startBackoff: this.executor.startBackoff, orphanGraceSeconds: 30 });
     const byUid = groupByUid(observed);
 
     const byPod = new Map<string, Action[]>();
