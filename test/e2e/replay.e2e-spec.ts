@@ -11,8 +11,8 @@ import type { PodExplanation } from '#domain';
 import { Cluster, uniqueName } from '../harness/cluster.js';
 import { NatsServer, ROOT } from '../harness/processes.js';
 
-const GRACE = 3;
-const TOLERATION = 3;
+const GRACE = 6;
+const TOLERATION = 2;
 const BUSYBOX = 'jetlet/busybox:1.35';
 
 function pod(name: string, selector: Record<string, string>, container: Record<string, unknown>, restartPolicy = 'Always'): object {

@@ -117,8 +117,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /** Every node with the requests and host ports of its non-terminal pods, once per pass. */
-  private candidates(): NodeCandidate[] {
-    const now = Date.now();
+  private candidates(now: number): NodeCandidate[] {
     const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
     return buildCandidates(
       this.nodes.list().map((n) => ({ node: n.node, ready: isNodeReady(n, now, graceMs) })),
@@ -133,8 +132,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
    * it. Everything follows from heartbeat times in the log, so a restarted scheduler decides
    * the same.
    */
-  private async nodeLifecycle(): Promise<void> {
-    const now = Date.now();
+  private async nodeLifecycle(now: number): Promise<void> {
     const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
     for (const node of this.nodes.list()) {
       const ready = isNodeReady(node, now, graceMs);
@@ -195,9 +193,11 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private async pass(): Promise<void> {
-    await this.nodeLifecycle().catch((error: unknown) => this.logger.error(`node lifecycle failed: ${(error as Error).message}`));
+    // One clock reading per pass: the NodeNotReady/NodeReady it records are the readiness it schedules with.
+    const now = Date.now();
+    await this.nodeLifecycle(now).catch((error: unknown) => this.logger.error(`node lifecycle failed: ${(error as Error).message}`));
     await this.finalizeDeletions().catch((error: unknown) => this.logger.error(`finalising deletions failed: ${(error as Error).message}`));
-    const candidates = this.candidates();
+    const candidates = this.candidates(now);
     for (const pod of this.pods.list()) {
       // A mirror's static pod runs from its node's own files: no scheduling, no node work.
       if (pod.mirror) continue;
