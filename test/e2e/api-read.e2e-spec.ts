@@ -191,6 +191,13 @@ describe('the API for readers', () => {
     const deleted = await sut.request<Pod>('DELETE', '/api/v1/namespaces/default/pods/web-1?dryRun=All');
     assert.equal(deleted.status, 200);
     assert.ok(deleted.body.metadata.deletionTimestamp);
+    const evicted = await sut.request<Status>('POST', '/api/v1/namespaces/default/pods/web-1/eviction', {
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name: 'web-1', namespace: 'default' },
+      deleteOptions: { dryRun: ['All'] },
+    });
+    assert.equal(evicted.status, 201);
     // kubectl puts it in the DeleteOptions body.
     const deletedByBody = await sut.request<Pod>('DELETE', '/api/v1/namespaces/default/pods/web-2', {
       kind: 'DeleteOptions',

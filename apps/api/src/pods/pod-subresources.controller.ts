@@ -1,7 +1,8 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import type { Pod } from '#contracts';
 import { POD_PATCH_META } from '#domain';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
+import { parseDryRun } from '../options/dry-run.js';
 import { applyPatchBody, patchType } from '../patch/patch-body.js';
 import { PodsService } from './pods.service.js';
 
@@ -9,7 +10,7 @@ interface Eviction {
   apiVersion?: unknown;
   kind?: unknown;
   metadata?: { name?: unknown; namespace?: unknown };
-  deleteOptions?: { gracePeriodSeconds?: unknown };
+  deleteOptions?: { gracePeriodSeconds?: unknown; dryRun?: unknown };
 }
 
 /** The first top-level status field two statuses disagree on. */
@@ -72,7 +73,14 @@ export class PodSubresourcesController {
    */
   @Post('eviction')
   @HttpCode(201)
-  async evict(@Param('namespace') namespace: string, @Param('name') name: string, @Body() body: Eviction): Promise<object> {
+  async evict(
+    @Param('namespace') namespace: string,
+    @Param('name') name: string,
+    @Body() body: Eviction,
+    @Query() query: Record<string, unknown>,
+  ): Promise<object> {
+    // kubectl drain --dry-run=server puts it in the Eviction's deleteOptions; the query works too.
+    const dryRun = parseDryRun('CreateOptions', query) || parseDryRun('DeleteOptions', {}, body?.deleteOptions);
     const causes: Array<{ field: string; reason: 'FieldValueInvalid' | 'FieldValueNotSupported'; message: string }> = [];
     if (body?.apiVersion !== undefined && body.apiVersion !== 'policy/v1' && body.apiVersion !== 'policy/v1beta1')
       causes.push({
@@ -107,7 +115,7 @@ export class PodSubresourcesController {
       throw KubeStatusException.badRequest(
         `the namespace of the provided object (${JSON.stringify(evictedNamespace)}) does not match the namespace sent on the request (${namespace})`,
       );
-    await this.pods.delete(namespace, name, typeof grace === 'number' ? grace : undefined);
+    await this.pods.delete(namespace, name, typeof grace === 'number' ? grace : undefined, dryRun);
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
   }
 }

@@ -55,6 +55,8 @@ export class WatchService implements OnModuleInit, OnModuleDestroy {
   private readonly sources = new Map<string, WatchSource<unknown>>();
   private readonly closers = new Set<() => void>();
   private readonly lastReady = new Map<string, boolean>();
+  /** Each cached object serialized once, whatever the number of watchers (as the API server's cachingObject). */
+  private readonly encoded = new WeakMap<object, string>();
   private ticker?: NodeJS.Timeout;
 
   constructor(
@@ -155,12 +157,25 @@ export class WatchService implements OnModuleInit, OnModuleDestroy {
     const write = (frame: Frame): void => {
       if (closed) return;
       response.write(`${JSON.stringify(frame)}\n`);
-      if (response.writableLength > MAX_BUFFERED_BYTES) {
-        this.logger.warn(`closing a slow watch of ${target.resource}: ${response.writableLength} bytes unread`);
-        close();
-      }
+      this.checkBacklog(response, target, close);
     };
-    const show = (object: unknown): unknown => render(source.render(object), rendering, Date.now());
+    // A time-independent object shown as itself is serialized once for all watchers (the caches
+    // never change an object they hold: every change stores a new one).
+    const writeObject = (type: WatchEventType, object: unknown): void => {
+      if (closed) return;
+      const rendered = source.render(object);
+      if (rendering.as !== 'Object' || rendered !== object || typeof object !== 'object' || object === null) {
+        write({ type, object: render(rendered, rendering, Date.now()) });
+        return;
+      }
+      let json = this.encoded.get(object);
+      if (json === undefined) {
+        json = JSON.stringify(object);
+        this.encoded.set(object, json);
+      }
+      response.write(`{"type":"${type}","object":${json}}\n`);
+      this.checkBacklog(response, target, close);
+    };
 
     if (requested !== undefined && requested > cache.lastSeq) {
       write({
@@ -190,7 +205,7 @@ export class WatchService implements OnModuleInit, OnModuleDestroy {
 
     const deliver = (change: WatchChange<unknown>): void => {
       const frame = this.frameFor(change, matches);
-      if (frame) write({ type: frame.type, object: show(frame.object) });
+      if (frame) writeObject(frame.type, frame.object);
     };
     unsubscribe = cache.subscribe(deliver);
     const bookmark = (annotations?: Record<string, string>): void =>
@@ -202,7 +217,7 @@ export class WatchService implements OnModuleInit, OnModuleDestroy {
     request.on('close', close);
     response.on('close', close);
 
-    for (const object of initial) write({ type: 'ADDED', object: show(object) });
+    for (const object of initial) writeObject('ADDED', object);
     if (options.sendInitialEvents === true) bookmark({ 'k8s.io/initial-events-end': 'true' });
     for (const change of backlog) deliver(change);
 
@@ -210,6 +225,13 @@ export class WatchService implements OnModuleInit, OnModuleDestroy {
     timers.push(setTimeout(close, timeoutSeconds * 1000));
     if (options.allowWatchBookmarks) timers.push(setInterval(() => bookmark(), this.config.WATCH_BOOKMARK_SECONDS * 1000));
     if (!closed) await new Promise<void>((resolve) => response.once('close', resolve));
+  }
+
+  /** A watcher that lets too much pile up unread is cut off; it relists, as with Kubernetes' slow watchers. */
+  private checkBacklog(response: Response, target: WatchTarget, close: () => void): void {
+    if (response.writableLength <= MAX_BUFFERED_BYTES) return;
+    this.logger.warn(`closing a slow watch of ${target.resource}: ${response.writableLength} bytes unread`);
+    close();
   }
 
   /** An object that starts or stops matching the selectors is ADDED or DELETED for this watcher, as the API server does. */

@@ -1,0 +1,175 @@
+import type { Pod } from '#contracts';
+import { Cluster } from '../test/harness/cluster.js';
+import { waitFor } from '../test/harness/processes.js';
+import { fmt, printTable, rssKiB, summary } from './bench-util.js';
+
+/** Sizes; the environment may lower them for a quick run. */
+const PODS = Number(process.env.BENCH_API_PODS ?? 10_000);
+const WATCHERS = Number(process.env.BENCH_API_WATCHERS ?? 50);
+const BURST = Number(process.env.BENCH_API_BURST ?? 1000);
+const SAMPLES = Number(process.env.BENCH_API_SAMPLES ?? 1000);
+const LISTS = Number(process.env.BENCH_API_LISTS ?? 20);
+const IN_FLIGHT = 50;
+const NS = 'bench';
+
+const manifest = (name: string): object => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, labels: { app: 'bench' } },
+  spec: { containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }] },
+});
+
+/** Runs `work(i)` for i in [0, count) with at most `inFlight` at once; returns each call's latency in ms. */
+async function timed(count: number, inFlight: number, work: (i: number) => Promise<void>): Promise<number[]> {
+  const samples: number[] = new Array<number>(count);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      const start = performance.now();
+      await work(i);
+      samples[i] = performance.now() - start;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, count) }, worker));
+  return samples;
+}
+
+async function expect(response: Promise<Response>, status: number, what: string): Promise<void> {
+  const r = await response;
+  const body = await r.text();
+  if (r.status !== status) throw new Error(`${what}: ${r.status} ${body.slice(0, 300)}`);
+}
+
+/** One watcher: counts, per pod, when the burst's change arrived (by a cheap scan, not a parse). */
+async function watch(url: string, arrivals: Map<string, number>, controller: AbortController): Promise<void> {
+  const response = await fetch(url, { signal: controller.signal });
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      const at = performance.now();
+      buffer += decoder.decode(chunk, { stream: true });
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        if (!line.includes('"burst":"1"')) continue;
+        const start = line.indexOf('"name":"') + 8;
+        arrivals.set(line.slice(start, line.indexOf('"', start)), at);
+      }
+    }
+  } catch {
+    // aborted at the end of the run
+  }
+}
+
+/**
+ * The API at Kubernetes' scale target for one cluster's pods: 10,000 pods (no nodes, so they
+ * stay Pending), latency of create, get, delete and cluster-wide list beside the Kubernetes
+ * API call SLOs, 50 cluster-wide watchers through a burst of 1,000 changes, and the API's memory.
+ */
+async function main(): Promise<void> {
+  // Latency is the measure here: on a shared machine a publish may take longer than the
+  // 2 s after which the API answers 503, so the bench gives JetStream longer.
+  const cluster = await Cluster.start({ BUS_TIMEOUT_SECONDS: '30' });
+  // The API alone: a scheduler retrying 10,000 unschedulable pods would share its two cores.
+  await cluster.scheduler.stop();
+  const url = cluster.apiUrl;
+  const pid = cluster.api.child.pid ?? 0;
+  try {
+    const rssBefore = rssKiB(pid);
+    const fillStart = performance.now();
+    const creates = await timed(PODS, IN_FLIGHT, (i) =>
+      expect(
+        fetch(`${url}/api/v1/namespaces/${NS}/pods`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(manifest(`bench-${i}`)),
+        }),
+        201,
+        `create bench-${i}`,
+      ),
+    );
+    const fillSeconds = (performance.now() - fillStart) / 1000;
+    const rssAt = rssKiB(pid);
+
+    const gets = await timed(SAMPLES, 1, (i) => expect(fetch(`${url}/api/v1/namespaces/${NS}/pods/bench-${(i * 7919) % PODS}`), 200, 'get'));
+    let listed = 0;
+    const lists = await timed(LISTS, 1, async () => {
+      const r = await fetch(`${url}/api/v1/pods`);
+      const body = (await r.json()) as { items: Pod[]; metadata: { resourceVersion: string } };
+      listed = body.items.length;
+    });
+    const rssAfterLists = rssKiB(pid);
+
+    // 50 cluster-wide watchers from the current resourceVersion, then a burst of label changes.
+    const { resourceVersion } = ((await (await fetch(`${url}/api/v1/pods?labelSelector=nothing%3Dhere`)).json()) as { metadata: { resourceVersion: string } })
+      .metadata;
+    const controllers = Array.from({ length: WATCHERS }, () => new AbortController());
+    const arrivals = controllers.map(() => new Map<string, number>());
+    const watching = controllers.map((c, i) => watch(`${url}/api/v1/pods?watch=true&resourceVersion=${resourceVersion}`, arrivals[i] ?? new Map(), c));
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const sentAt = new Map<string, number>();
+    const burstStart = performance.now();
+    await timed(BURST, IN_FLIGHT, async (i) => {
+      const name = `bench-${i}`;
+      sentAt.set(name, performance.now());
+      await expect(
+        fetch(`${url}/api/v1/namespaces/${NS}/pods/${name}`, {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/merge-patch+json' },
+          body: JSON.stringify({ metadata: { labels: { burst: '1' } } }),
+        }),
+        200,
+        `patch ${name}`,
+      );
+    });
+    const burstSeconds = (performance.now() - burstStart) / 1000;
+    await waitFor('every watcher to receive the whole burst', () => arrivals.every((a) => a.size >= BURST), 120_000, 200).catch(() => undefined);
+    const lags: number[] = [];
+    for (const a of arrivals) for (const [name, at] of a) lags.push(at - (sentAt.get(name) ?? at));
+    const delivered = arrivals.reduce((n, a) => n + a.size, 0);
+    for (const c of controllers) c.abort();
+    await Promise.all(watching);
+
+    const deletes = await timed(SAMPLES, 10, (i) =>
+      expect(fetch(`${url}/api/v1/namespaces/${NS}/pods/bench-${PODS - 1 - i}`, { method: 'DELETE' }), 200, 'delete'),
+    );
+
+    const row = (name: string, samples: number[], slo: string): (string | number)[] => {
+      const { p50, p99 } = summary(samples);
+      return [name, fmt(p50, 1), fmt(p99, 1), slo];
+    };
+    printTable(
+      `API at ${PODS} pods (filled in ${fmt(fillSeconds, 1)} s, ${IN_FLIGHT} in flight; latency in ms)`,
+      ['p50', 'p99', 'k8s SLO p99'],
+      [
+        row(`create (${PODS}, ${IN_FLIGHT} in flight)`, creates, '1000'),
+        row(`get (${SAMPLES}, one at a time)`, gets, '1000'),
+        row(`delete (${SAMPLES}, 10 in flight)`, deletes, '1000'),
+        row(`list all ${listed} pods (${LISTS})`, lists, '30000'),
+        row(`watch lag, ${WATCHERS} watchers x ${BURST} changes`, lags, '-'),
+      ],
+    );
+    printTable(
+      'Watch burst and memory',
+      ['value'],
+      [
+        [`changes delivered (of ${WATCHERS * BURST})`, delivered],
+        ['burst written in s', fmt(burstSeconds, 2)],
+        ['API RSS MiB before pods', fmt(rssBefore / 1024, 0)],
+        [`API RSS MiB at ${PODS} pods`, fmt(rssAt / 1024, 0)],
+        ['API RSS MiB after lists and watches', fmt(rssAfterLists / 1024, 0)],
+      ],
+    );
+    if (delivered < WATCHERS * BURST) throw new Error(`watchers received ${delivered} of ${WATCHERS * BURST} changes`);
+  } finally {
+    await cluster.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
