@@ -13,6 +13,11 @@ export class SchedulerConfig extends BusConfig {
   @Min(0)
   EVICTION_TOLERATION_SECONDS: number = 300;
 
+  /** How long a pod that is gone keeps its facts in the pods stream before they are purged. */
+  @IsNumber()
+  @Min(0)
+  HISTORY_RETENTION_SECONDS: number = 60;
+
   /** Period of the safety-net scheduling pass (node readiness changes with time, not only with messages). */
   @IsNumber()
   @Min(0.1)

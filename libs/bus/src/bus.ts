@@ -314,8 +314,43 @@ export class Bus {
   }
 
   /** Removes every message on one subject (its single writer's clean-up). */
-  async purgeSubject(stream: string, subject: string): Promise<void> {
-    await this.jsm.streams.purge(stream, { filter: subject });
+  async purgeSubject(stream: string, subject: string, options: { upToSeq?: number } = {}): Promise<void> {
+    // `seq` purges below it: everything up to and including `upToSeq`, nothing written after.
+    await this.jsm.streams.purge(stream, { filter: subject, ...(options.upToSeq !== undefined ? { seq: options.upToSeq + 1 } : {}) });
+  }
+
+  private readonly compactions = new Map<string, string>();
+  private compactTimer?: NodeJS.Timeout;
+
+  /**
+   * Keeps only the newest message of `subject` (its single writer's clean-up, for subjects
+   * where only the last fact matters, such as a pod's status). Coalesced: done within a
+   * second, once per subject however many messages were written meanwhile; retried after
+   * an outage.
+   */
+  compactSoon(stream: string, subject: string): void {
+    this.compactions.set(subject, stream);
+    if (this.compactTimer) return;
+    this.compactTimer = setTimeout(() => void this.compact(), 1000);
+    this.compactTimer.unref();
+  }
+
+  private async compact(): Promise<void> {
+    const batch = [...this.compactions];
+    this.compactions.clear();
+    for (const [subject, stream] of batch) {
+      try {
+        await this.jsm.streams.purge(stream, { filter: subject, keep: 1 });
+      } catch (error) {
+        if (isUnavailable(error)) this.compactions.set(subject, stream);
+        else this.logger.warn(`${subject} not compacted: ${(error as Error).message}`);
+      }
+    }
+    this.compactTimer = undefined;
+    if (this.compactions.size > 0) {
+      this.compactTimer = setTimeout(() => void this.compact(), 5000);
+      this.compactTimer.unref();
+    }
   }
 
   /** Sequence of the newest message on `subject`, 0 when it has none. */
@@ -548,6 +583,9 @@ export class Bus {
   /** Stops every consumer, sends what the outbox holds if the bus answers, then drains the connection. */
   async close(): Promise<void> {
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
+    clearTimeout(this.compactTimer);
+    if (this.connected && this.compactions.size > 0) await this.compact().catch(() => undefined);
+    clearTimeout(this.compactTimer);
     await this.outbox.close(this.connected ? 2000 : 0);
     if (!this.nc.isClosed()) await this.nc.drain();
   }

@@ -29,6 +29,18 @@ export class StatusReporter {
     const previous = this.lastStatus.get(pod.uid);
     // A stopped sandbox has no address any more; the pod keeps the IP it had, as in Kubernetes.
     if (!status.podIP && previous?.podIP) Object.assign(status, { podIP: previous.podIP, podIPs: previous.podIPs });
+    // Each report carries its conditions' transition times, as the kubelet's status manager
+    // sets them: the newest report alone (all the stream keeps) then rebuilds the same view.
+    if (status.conditions) {
+      const nowIso = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      status.conditions = status.conditions.map((c) => {
+        const before = previous?.conditions?.find((p) => p.type === c.type);
+        return {
+          ...c,
+          lastTransitionTime: before?.status === c.status ? (before.lastTransitionTime ?? c.lastTransitionTime ?? nowIso) : (c.lastTransitionTime ?? nowIso),
+        };
+      });
+    }
     this.lastStatus.set(pod.uid, status);
     this.starts.statusComputed(pod.uid, status);
     const json = JSON.stringify(status);
@@ -57,11 +69,14 @@ export class StatusReporter {
 
   private async publish(pod: PodRef, status: PodStatus, removed: boolean): Promise<void> {
     const nodeName = this.config.NODE_NAME;
+    const subject = SUBJECTS.podStatus(nodeName, pod.uid);
     await this.bus.publish(
-      SUBJECTS.podStatus(nodeName, pod.uid),
+      subject,
       'PodStatusReported',
       { uid: pod.uid, namespace: pod.namespace, name: pod.name, nodeName, status, removed },
       { correlationId: pod.uid },
     );
+    // Only the newest status rebuilds anything: the older ones go, so the pods stream grows with pods, not with reports.
+    this.bus.compactSoon(STREAMS.pods, subject);
   }
 }

@@ -87,7 +87,7 @@ export class PodsService {
           { pod },
           {
             correlationId: uid,
-            expectedLastSubjectSequence: this.projection.pods.subjectSeq(namespace, name),
+            expectedLastSubjectSequence: await this.expectedForCreate(namespace, name),
           },
         );
         this.logger.log(`created ${podRef({ namespace, name, uid })} at sequence ${seq}`);
@@ -218,6 +218,18 @@ export class PodsService {
   }
 
   /** After a lost race: wait until the projection holds the subject's newest fact. */
+  /**
+   * The subject sequence a create expects: 0 for a new name; for a name whose pod is gone,
+   * its last fact, unless the scheduler already purged that pod's history (the subject is
+   * empty again, which a projection cannot see).
+   */
+  private async expectedForCreate(namespace: string, name: string): Promise<number> {
+    const known = this.projection.pods.subjectSeq(namespace, name);
+    if (known === 0) return 0;
+    const last = await this.bus.lastSubjectSequence(STREAMS.pods, SUBJECTS.pod(namespace, name));
+    return last === 0 ? 0 : known;
+  }
+
   private async catchUp(namespace: string, name: string): Promise<void> {
     const last = await this.bus.lastSubjectSequence(STREAMS.pods, SUBJECTS.pod(namespace, name));
     await this.projection.waitForPods(last, this.config.WRITE_TIMEOUT_SECONDS * 1000);

@@ -33,6 +33,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   private readonly assignments = new Map<string, AssignmentState>();
   /** Pods their node let go of, by uid, with the node: their assignment subjects can go. */
   private readonly purgeable = new Map<string, string>();
+  /** Pods that are gone, by uid: their history leaves the pods stream once HISTORY_RETENTION_SECONDS have passed. */
+  private readonly gone = new Map<string, { namespace: string; name: string; nodeName?: string; subjectSeq: number; seenMs: number }>();
   /** Each node's readiness at the last pass, to record its transitions. */
   private readonly readiness = new Map<string, boolean>();
   private subscriptions: Subscription[] = [];
@@ -59,6 +61,15 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
         (e: AnyEnvelope, delivery: { seq: number; subject: string }) => {
           const record = this.pods.apply(e, delivery.seq, delivery.subject);
           if (e.type === 'PodStatusReported' && e.data.removed && record?.removed) this.purgeable.set(record.uid, e.data.nodeName);
+          if (record?.removed && !record.mirror && !this.gone.has(record.uid)) {
+            this.gone.set(record.uid, {
+              namespace: record.namespace,
+              name: record.name,
+              ...(record.nodeName ? { nodeName: record.nodeName } : {}),
+              subjectSeq: record.subjectSeq,
+              seenMs: Date.now(),
+            });
+          }
           this.trigger();
         },
       ),
@@ -213,6 +224,27 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       }
     }
     await this.purgeTombstones();
+    await this.purgeHistory();
+  }
+
+  /**
+   * A pod that is gone leaves the pods stream: its aggregate up to its last fact (a later pod
+   * of the same name, written after, stays) and its status subject. After
+   * HISTORY_RETENTION_SECONDS, so every projection has read the removal first. Start-up cost
+   * then follows the live pods, not every pod ever created; history is in the events stream.
+   */
+  private async purgeHistory(): Promise<void> {
+    const due = Date.now() - this.config.HISTORY_RETENTION_SECONDS * 1000;
+    for (const [uid, pod] of this.gone) {
+      if (pod.seenMs > due) continue;
+      try {
+        await this.bus.purgeSubject(STREAMS.pods, SUBJECTS.pod(pod.namespace, pod.name), { upToSeq: pod.subjectSeq });
+        if (pod.nodeName) await this.bus.purgeSubject(STREAMS.pods, SUBJECTS.podStatus(pod.nodeName, uid));
+        this.gone.delete(uid);
+      } catch (error) {
+        this.logger.warn(`history of ${pod.namespace}/${pod.name} (${uid}) not purged: ${(error as Error).message}`);
+      }
+    }
   }
 
   /**
