@@ -19,6 +19,7 @@ import {
   decodeEnvelope,
   MESSAGES,
   STREAM_DEFINITIONS,
+  type StreamDefinition,
   subjectNodeMismatch,
   type AnyEnvelope,
   type Envelope,
@@ -209,31 +210,48 @@ export class Bus {
     }
   }
 
-  /** Creates every stream, or updates its limits; safe to run from every process at start. */
+  /**
+   * Creates every stream, or updates its limits; safe to run from every process at start.
+   * A cluster that is still forming (no JetStream leader yet, a request that times out while
+   * several processes create replicated streams at once) is waited for, not a failed boot.
+   */
   async ensureStreams(): Promise<void> {
     for (const def of Object.values(STREAM_DEFINITIONS)) {
-      const config = {
-        name: def.name,
-        subjects: def.subjects,
-        storage: StorageType.File,
-        num_replicas: this.streamReplicas,
-        retention: RetentionPolicy.Limits,
-        max_msgs_per_subject: def.maxMsgsPerSubject,
-        max_age: def.maxAgeSeconds * 1e9,
-        allow_direct: true,
-        duplicate_window: 120 * 1e9,
-      };
-      try {
-        await this.jsm.streams.info(def.name);
-        await this.jsm.streams.update(def.name, config);
-      } catch (error) {
-        if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
+      for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
         try {
-          await this.jsm.streams.add(config);
-        } catch (addError) {
-          // Another process created it between our info and add.
-          if (!(addError instanceof JetStreamApiError) || addError.status !== 400) throw addError;
+          await this.ensureStream(def);
+          break;
+        } catch (error) {
+          if (!isUnavailable(error)) throw error;
+          this.logger.warn(`stream ${def.name} not ensured yet (${(error as Error).message}); retrying in ${delay} ms`);
+          await sleep(delay);
         }
+      }
+    }
+  }
+
+  private async ensureStream(def: StreamDefinition): Promise<void> {
+    const config = {
+      name: def.name,
+      subjects: def.subjects,
+      storage: StorageType.File,
+      num_replicas: this.streamReplicas,
+      retention: RetentionPolicy.Limits,
+      max_msgs_per_subject: def.maxMsgsPerSubject,
+      max_age: def.maxAgeSeconds * 1e9,
+      allow_direct: true,
+      duplicate_window: 120 * 1e9,
+    };
+    try {
+      await this.jsm.streams.info(def.name);
+      await this.jsm.streams.update(def.name, config);
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
+      try {
+        await this.jsm.streams.add(config);
+      } catch (addError) {
+        // Another process created it between our info and add.
+        if (!(addError instanceof JetStreamApiError) || addError.status !== 400) throw addError;
       }
     }
   }
