@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { Document, parseAllDocuments } from 'yaml';
 import type { Pod } from '#contracts';
 import { ApiClient, ApiError } from './api-client.js';
+import { kubeconfigFor, resolveServer } from './kubeconfig.js';
+import { runLab } from './lab/lab-command.js';
 import { runStreamCommand, STREAM_COMMANDS } from './stream-commands.js';
 import { nodeTable, podTable, type NodeView } from './views.js';
 
@@ -16,6 +18,8 @@ Usage:
   jetctl delete pod NAME [-n NS] [--grace-period N]
   jetctl cordon NODE | uncordon NODE   stop or resume scheduling new pods onto a node
   jetctl logs POD [-c CONTAINER] [-f] [-p|--previous] [--tail N] [--timestamps] [--since 5m] [-n NS]
+  jetctl kubeconfig               print a kubeconfig for this API (kubectl and jetctl read it from $KUBECONFIG)
+  jetctl lab DRILL [TARGET]       fault drills on the compose lab (jetctl lab help)
 
 Reading the streams (read-only, with --nats URL or $NATS_URL; each takes --help):
   jetctl timeline NS/NAME | pod/NAME | node/NAME [-o text|json|svg|html]
@@ -25,7 +29,8 @@ Reading the streams (read-only, with --nats URL or $NATS_URL; each takes --help)
   jetctl import bundle.jsonl --nats URL-OF-A-SCRATCH-SERVER
 
 Flags:
-  --server URL   the API (default $JETLET_SERVER or http://127.0.0.1:8001)
+  --server URL   the API (default $JETLET_SERVER, else the current context of $KUBECONFIG or
+                 ~/.kube/config, else http://127.0.0.1:8001)
   -n NS          namespace (default "default")`;
 
 interface Args {
@@ -46,6 +51,7 @@ const VALUE_FLAGS = new Set([
   '--container',
   '--tail',
   '--since',
+  '--project',
 ]);
 /** Flags that take no value for some commands: `-f` is apply's file but logs' --follow, as in kubectl. */
 const BOOLEAN_FOR: Record<string, Set<string>> = { logs: new Set(['-f']) };
@@ -200,8 +206,14 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command ? 0 : 1;
   }
-  const client = new ApiClient(flag(args, '--server') ?? process.env.JETLET_SERVER ?? 'http://127.0.0.1:8001');
+  const server = resolveServer(flag(args, '--server'));
+  const client = new ApiClient(server);
   switch (command) {
+    case 'kubeconfig':
+      process.stdout.write(kubeconfigFor(server));
+      return 0;
+    case 'lab':
+      return runLab(args.positional.slice(1), flag(args, '--project'));
     case 'apply':
       await apply(client, args);
       return 0;
