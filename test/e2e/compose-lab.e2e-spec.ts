@@ -38,6 +38,10 @@ describe('the compose lab', () => {
   let api: string;
   let natsPorts: number[];
   let tornDown = false;
+  // A fetch to a port that docker-proxy publishes for a container still starting has been seen
+  // to leave this process with no live handle while the request was pending, and node:test then
+  // cancelled the file. A referenced timer keeps the loop alive; each request's own timeout decides.
+  const keepAlive = setInterval(() => undefined, 1000);
 
   const compose = (...args: string[]): Promise<string> => run('docker-compose', args, env, 300_000);
   const jetctl = (...args: string[]): Promise<string> => run('node', ['dist/apps/cli/src/main.js', ...args, '--project', project], env);
@@ -47,6 +51,7 @@ describe('the compose lab', () => {
   async function request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
     const response = await fetch(`${api}${path}`, {
       method,
+      signal: AbortSignal.timeout(15_000),
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
@@ -136,6 +141,7 @@ describe('the compose lab', () => {
       await compose('down', '-v', '--remove-orphans').catch(() => undefined);
     }
     rmSync(kubeDir, { recursive: true, force: true });
+    clearInterval(keepAlive);
   });
 
   let onNode2: Pod[] = [];
