@@ -299,7 +299,7 @@ export class Bus {
   }
 
   private async publishEnvelope<T extends MessageType>(subject: string, envelope: Envelope<T>, expectedLastSubjectSequence?: number): Promise<Published<T>> {
-    const bytes = this.encode(subject, envelope as Envelope);
+    const bytes = this.encode(subject, envelope);
     // A write while the connection is down would only sit in the client's buffer until the
     // timeout: say at once that the bus is not there.
     if (!this.connected) throw new BusUnavailableError(`NATS is unreachable (since ${new Date(this.disconnectedSinceMs ?? Date.now()).toISOString()})`);
