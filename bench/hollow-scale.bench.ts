@@ -109,6 +109,7 @@ async function scale(): Promise<void> {
       },
     });
     await nc.flush();
+    await cluster.ensureNamespace(NS);
     const startedAt = performance.now();
     let next = 0;
     let created = 0;

@@ -15,6 +15,7 @@ const manifest = (name: string, node: string): object => ({
 /** POSTs a pod; returns the status and the ms the answer took. */
 async function timedCreate(cluster: Cluster, name: string, node: string): Promise<{ status: number; ms: number }> {
   const start = performance.now();
+  await cluster.ensureNamespace(NS);
   const { status } = await cluster.request<Pod>('POST', `/api/v1/namespaces/${NS}/pods`, manifest(name, node));
   return { status, ms: performance.now() - start };
 }

@@ -18,6 +18,7 @@ async function jetletPodStarts(cluster: Cluster): Promise<number[]> {
       spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: IMAGE, command: ['sleep', '3600'] }] },
     };
     const start = performance.now();
+    await cluster.ensureNamespace('bench');
     const created = await cluster.request('POST', '/api/v1/namespaces/bench/pods', manifest);
     if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${JSON.stringify(created.body)}`);
     for (;;) {

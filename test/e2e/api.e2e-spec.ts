@@ -52,6 +52,7 @@ describe('the API', () => {
   });
 
   it('lets exactly one of many concurrent creates of one name win', async () => {
+    await sut.ensureNamespace('race');
     const results = await Promise.all(Array.from({ length: 8 }, () => sut.request('POST', '/api/v1/namespaces/race/pods', pod('contested'))));
     assert.deepEqual(results.map((r) => r.status).sort(), [201, 409, 409, 409, 409, 409, 409, 409]);
   });

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Pod } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
 import { Kubectl } from '../harness/kubectl.js';
+import { waitFor } from '../harness/processes.js';
 
 const IMAGE = 'jetlet/busybox:1.35';
 /** The same local image under another reference: a real image change that needs no registry. */
@@ -166,6 +167,32 @@ describe('kubectl writes', () => {
     const debug = await kubectl.run(['debug', 'web', `--image=${IMAGE}`]);
     assert.notEqual(debug.code, 0);
     assert.doesNotMatch(debug.stderr, /panic/);
+  });
+
+  it('keeps namespaces as objects: system ones present, a pod in a missing one is 404, deletion terminates its pods', async () => {
+    const listed = await kubectl.ok(['get', 'namespaces', '-o', 'name']);
+    for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) assert.match(listed, new RegExp(`^namespace/${ns}$`, 'm'));
+
+    const missing = await kubectl.run(['run', 'lost', `--image=${IMAGE}`, '-n', 'nowhere']);
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.stderr, /Error from server \(NotFound\): namespaces "nowhere" not found/);
+
+    assert.equal((await kubectl.ok(['create', 'namespace', 'team-a'])).trim(), 'namespace/team-a created');
+    await kubectl.ok(['run', 'member', `--image=${IMAGE}`, '-n', 'team-a', '--restart=Never', '--', 'sleep', '600']);
+    const member = await cluster.waitForRunning('team-a', 'member');
+    assert.equal((await kubectl.ok(['delete', 'namespace', 'team-a', '--wait=false'])).trim(), 'namespace "team-a" deleted');
+    const terminating = JSON.parse(await kubectl.ok(['get', 'namespace', 'team-a', '-o', 'json'])) as { status: { phase: string } };
+    assert.equal(terminating.status.phase, 'Terminating');
+    const refused = await kubectl.run(['run', 'late', `--image=${IMAGE}`, '-n', 'team-a']);
+    assert.match(refused.stderr, /unable to create new content in namespace team-a because it is being terminated/);
+
+    await cluster.waitForGone('team-a', 'member');
+    await cluster.withLogs(
+      waitFor('namespace team-a to be removed', async () => (await cluster.request('GET', '/api/v1/namespaces/team-a')).status === 404, 60_000),
+    );
+    assert.deepEqual(await cluster.podContainers(node, member.metadata.uid ?? ''), []);
+    const forbidden = await kubectl.run(['delete', 'namespace', 'default']);
+    assert.match(forbidden.stderr, /namespaces "default" is forbidden: this namespace may not be deleted/);
   });
 
   it('cordons with the unschedulable taint, drains by eviction, and uncordons', async () => {

@@ -84,6 +84,7 @@ describe('a pod, end to end', () => {
       metadata: { name: 'worker' },
       spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }] },
     };
+    await cluster.ensureNamespace('team-a');
     const created = await cluster.request<Pod>('POST', '/api/v1/namespaces/team-a/pods', manifest);
     assert.equal(created.status, 201);
     assert.equal(created.body.metadata.namespace, 'team-a');

@@ -187,8 +187,15 @@ export class Cluster {
 
   // ---- Helpers for the agent's end-to-end suites (test/e2e/agent-*.e2e-spec.ts) ----
 
+  /** Creates the namespace unless it exists (a pod in a namespace that does not exist is a 404, as in Kubernetes). */
+  async ensureNamespace(namespace: string): Promise<void> {
+    const { status, body } = await this.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    if (status !== 201 && status !== 409) throw new Error(`creating namespace ${namespace} answered ${status}: ${JSON.stringify(body)}`);
+  }
+
   /** Creates a pod through the API; throws unless the API answers 201. */
   async createPod(namespace: string, manifest: object): Promise<Pod> {
+    await this.ensureNamespace(namespace);
     const { status, body } = await this.request<Pod>('POST', `/api/v1/namespaces/${namespace}/pods`, manifest);
     if (status !== 201) throw new Error(`creating a pod in ${namespace} answered ${status}: ${JSON.stringify(body)}`);
     return body;

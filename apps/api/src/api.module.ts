@@ -9,6 +9,8 @@ import { FieldValidationInterceptor } from './errors/field-validation.intercepto
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
 import { EventsController } from './events/events.controller.js';
 import { HealthController } from './health/health.controller.js';
+import { NamespacesController } from './namespaces/namespaces.controller.js';
+import { NamespacesService } from './namespaces/namespaces.service.js';
 import { NodesController } from './nodes/nodes.controller.js';
 import { OpenApiController } from './openapi/openapi.controller.js';
 import { PodsController } from './pods/pods.controller.js';
@@ -44,6 +46,7 @@ const config = loadConfig(ApiConfig);
     EventsController,
     HealthController,
     OpenApiController,
+    NamespacesController,
   ],
   providers: [
     { provide: API_CONFIG, useValue: config },
@@ -55,6 +58,7 @@ const config = loadConfig(ApiConfig);
     WatchService,
     ProjectionService,
     PodsService,
+    NamespacesService,
     PodLogsService,
   ],
 })

@@ -11,6 +11,8 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(ApiModule, { logger, bodyParser: false });
   // kubectl sends application/json; a manifest is small, so 3 MiB (etcd's object limit) is plenty.
   app.useBodyParser('json', { limit: '3mb', type: ['application/json', 'application/*+json'] });
+  // kubectl's typed client (create namespace) posts Kubernetes protobuf; the namespaces route reads it.
+  app.useBodyParser('raw', { limit: '3mb', type: 'application/vnd.kubernetes.protobuf' });
   app.enableShutdownHooks();
   const config = app.get<{ API_PORT: number; API_ADDRESS: string }>(API_CONFIG);
   await app.listen(config.API_PORT, config.API_ADDRESS);

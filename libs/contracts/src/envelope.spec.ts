@@ -113,6 +113,9 @@ const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
   },
   PodEvicted: { uid: UID, gracePeriodSeconds: 30, deletionTimestamp: TIME, message: 'Taint manager: deleting due to NoExecute taint' },
   PodDeletionFinalized: { uid: UID, message: 'node node-1 does not exist' },
+  NamespaceCreated: { name: 'team-a', uid: UID, creationTimestamp: '2026-05-01T10:00:00Z' },
+  NamespaceDeletionRequested: { uid: UID, deletionTimestamp: TIME },
+  NamespaceRemoved: { uid: UID },
 };
 
 function envelopeOf(type: string, data: unknown, version = 1): Record<string, unknown> {
@@ -141,9 +144,9 @@ function causesOf(fn: () => unknown): FieldCause[] {
 }
 
 describe('decodeEnvelope', () => {
-  it('has a test payload for each of the 19 message types', () => {
+  it('has a test payload for each of the 22 message types', () => {
     assert.deepEqual(Object.keys(PAYLOADS).sort(), Object.keys(MESSAGES).sort());
-    assert.equal(Object.keys(MESSAGES).length, 19);
+    assert.equal(Object.keys(MESSAGES).length, 22);
   });
 
   for (const type of Object.keys(MESSAGES) as MessageType[]) {

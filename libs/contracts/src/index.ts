@@ -28,6 +28,7 @@ export * from './messages/node-heartbeat.event.js';
 export * from './messages/node-event.event.js';
 export * from './messages/node-spec-changed.event.js';
 export * from './messages/mirror-pod-updated.event.js';
+export * from './messages/namespace.events.js';
 export * from './messages/backoff-recorded.event.js';
 export * from './messages/probe-result-changed.event.js';
 export * from './config.js';

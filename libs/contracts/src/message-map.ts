@@ -3,6 +3,7 @@ import { BackoffRecordedEvent } from './messages/backoff-recorded.event.js';
 import { ContainerEventEvent } from './messages/container-event.event.js';
 import { NodeHeartbeatEvent } from './messages/node-heartbeat.event.js';
 import { NodeRegisteredEvent } from './messages/node-registered.event.js';
+import { NamespaceCreatedEvent, NamespaceDeletionRequestedEvent, NamespaceRemovedEvent } from './messages/namespace.events.js';
 import { MirrorPodUpdatedEvent } from './messages/mirror-pod-updated.event.js';
 import { NodeEventEvent } from './messages/node-event.event.js';
 import { NodeSpecChangedEvent } from './messages/node-spec-changed.event.js';
@@ -40,6 +41,9 @@ export const MESSAGES = {
   MirrorPodUpdated: { version: 1, data: MirrorPodUpdatedEvent },
   BackoffRecorded: { version: 1, data: BackoffRecordedEvent },
   ProbeResultChanged: { version: 1, data: ProbeResultChangedEvent },
+  NamespaceCreated: { version: 1, data: NamespaceCreatedEvent },
+  NamespaceDeletionRequested: { version: 1, data: NamespaceDeletionRequestedEvent },
+  NamespaceRemoved: { version: 1, data: NamespaceRemovedEvent },
 } as const satisfies Record<string, { version: number; data: ClassConstructor<object> }>;
 
 export type MessageType = keyof typeof MESSAGES;

@@ -66,6 +66,9 @@ export const SUBJECTS = {
   /** The pod aggregate: PodCreated, PodUpdated, PodScheduled, PodDeletionRequested. Writers: api, scheduler. */
   pod: (namespace: string, name: string): string => `${PREFIX}.pods.${token(namespace)}.${token(name)}`,
   allPods: `${PREFIX}.pods.>`,
+  /** The namespace aggregate: NamespaceCreated, NamespaceDeletionRequested, NamespaceRemoved. Writer: api. */
+  namespace: (name: string): string => `${PREFIX}.namespaces.${token(name)}`,
+  allNamespaces: `${PREFIX}.namespaces.>`,
   /** PodStatusReported for one pod, written only by the agent of `node`. */
   podStatus: (node: string, uid: string): string => `${PREFIX}.podstatus.${token(node)}.${token(uid)}`,
   allPodStatus: `${PREFIX}.podstatus.>`,
@@ -125,7 +128,12 @@ export interface StreamDefinition {
 
 /** The streams jetlet creates (or updates) at start. */
 export const STREAM_DEFINITIONS: Record<StreamKey, StreamDefinition> = {
-  pods: { name: STREAMS.pods, subjects: [SUBJECTS.allPods, SUBJECTS.allPodStatus, SUBJECTS.allMirrorPods], maxMsgsPerSubject: -1, maxAgeSeconds: 0 },
+  pods: {
+    name: STREAMS.pods,
+    subjects: [SUBJECTS.allPods, SUBJECTS.allPodStatus, SUBJECTS.allMirrorPods, SUBJECTS.allNamespaces],
+    maxMsgsPerSubject: -1,
+    maxAgeSeconds: 0,
+  },
   assign: { name: STREAMS.assign, subjects: [SUBJECTS.allAssignments], maxMsgsPerSubject: -1, maxAgeSeconds: 0 },
   // Heartbeats are a liveness signal, not history: keep a few per node.
   nodes: { name: STREAMS.nodes, subjects: [SUBJECTS.allNodes], maxMsgsPerSubject: 16, maxAgeSeconds: 0 },

@@ -28,6 +28,9 @@ const PUBLISHED_ON: Record<MessageType, string[]> = {
   NodeRegistered: [SUBJECTS.nodeRegistration('node-1')],
   NodeHeartbeat: [SUBJECTS.nodeHeartbeat('node-1')],
   NodeSpecChanged: [SUBJECTS.nodeSpec('node-1')],
+  NamespaceCreated: [SUBJECTS.namespace('team-a')],
+  NamespaceDeletionRequested: [SUBJECTS.namespace('team-a')],
+  NamespaceRemoved: [SUBJECTS.namespace('team-a')],
 };
 
 describe('WRITERS', () => {

@@ -45,6 +45,9 @@ export const WRITE_ROUTES: { readonly [T in MessageType]: readonly WriteRoute[] 
   NodeRegistered: [{ writer: 'agent', subject: 'jetlet.nodes.{node}.registration' }],
   NodeHeartbeat: [{ writer: 'agent', subject: 'jetlet.nodes.{node}.heartbeat' }],
   NodeSpecChanged: [{ writer: 'api', subject: 'jetlet.nodes.*.spec' }],
+  NamespaceCreated: [{ writer: 'api', subject: 'jetlet.namespaces.*' }],
+  NamespaceDeletionRequested: [{ writer: 'api', subject: 'jetlet.namespaces.*' }],
+  NamespaceRemoved: [{ writer: 'api', subject: 'jetlet.namespaces.*' }],
 };
 
 /**

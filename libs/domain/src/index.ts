@@ -40,3 +40,4 @@ export {
   upTo,
 } from './history/index.js';
 export type * from './history/index.js';
+export * from './namespace-table.js';

@@ -48,6 +48,8 @@ export class DiscoveryController {
         { name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] },
         { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['list', 'watch'], shortNames: ['ev'] },
         { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', verbs: ['get', 'list', 'patch', 'watch'], shortNames: ['no'] },
+        { name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['create', 'delete', 'get', 'list'], shortNames: ['ns'] },
+        { name: 'namespaces/status', singularName: '', namespaced: false, kind: 'Namespace', verbs: ['get'] },
         { name: 'nodes/status', singularName: '', namespaced: false, kind: 'Node', verbs: ['get'] },
       ],
     };

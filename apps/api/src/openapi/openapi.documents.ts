@@ -178,6 +178,7 @@ interface Resource {
 export const RESOURCES: Resource[] = [
   { plural: 'pods', kind: 'Pod', definition: `${CORE}Pod`, namespaced: true, verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'] },
   { plural: 'nodes', kind: 'Node', definition: `${CORE}Node`, namespaced: false, verbs: ['list', 'get', 'patch'] },
+  { plural: 'namespaces', kind: 'Namespace', definition: `${CORE}Namespace`, namespaced: false, verbs: ['list', 'create', 'get', 'delete'] },
   { plural: 'events', kind: 'Event', definition: `${CORE}Event`, namespaced: true, verbs: ['list'] },
 ];
 

@@ -33,6 +33,15 @@ export class PodsService {
     return { items: this.projection.pods.list(namespace).map(podView), resourceVersion: String(this.projection.pods.lastSeq) };
   }
 
+  /** As the NamespaceLifecycle admission plugin: no pod in a namespace that does not exist or is being deleted. */
+  private admitToNamespace(namespace: string, name: string): void {
+    const record = this.projection.namespaces.get(namespace);
+    if (!record) throw KubeStatusException.notFound('namespaces', namespace);
+    if (record.deletionTimestamp !== undefined) {
+      throw KubeStatusException.forbidden('pods', name, `unable to create new content in namespace ${namespace} because it is being terminated`);
+    }
+  }
+
   /** Validates the whole manifest, naming every bad field, before anything is written. */
   validate(namespace: string, body: unknown): PodManifest {
     const name = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
@@ -56,6 +65,8 @@ export class PodsService {
 
   /** With `dryRun`, everything but the write: validated, defaulted and answered as if stored (no resourceVersion, as Kubernetes). */
   async create(namespace: string, body: unknown, dryRun = false): Promise<Pod> {
+    const podName = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+    this.admitToNamespace(namespace, typeof podName === 'string' ? podName : '');
     const manifest = this.validate(namespace, body);
     const name = manifest.metadata.name;
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {

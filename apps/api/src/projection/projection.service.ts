@@ -1,7 +1,18 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { BUS, type Bus, type Subscription } from '#bus';
 import { STREAMS, SUBJECTS, type Pod } from '#contracts';
-import { EventLog, NodeTable, PodProjection, podView, WatchCache, type KubeEvent, type NodeRecord } from '#domain';
+import {
+  EventLog,
+  NamespaceTable,
+  namespaceView,
+  NodeTable,
+  PodProjection,
+  type NamespaceObject,
+  podView,
+  WatchCache,
+  type KubeEvent,
+  type NodeRecord,
+} from '#domain';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
 
@@ -13,12 +24,15 @@ import type { ApiConfig } from '../api.config.js';
 export class ProjectionService implements OnModuleInit, OnModuleDestroy {
   readonly pods = new PodProjection();
   readonly nodes: NodeTable;
+  readonly namespaces = new NamespaceTable();
   readonly events = new EventLog(10_000);
   /** The watch caches: each resource's objects and its recent changes by stream sequence. */
   readonly podChanges: WatchCache<Pod>;
   /** Node records (copied at each change): a node's Ready depends on the time it is shown. */
   readonly nodeChanges: WatchCache<NodeRecord>;
   readonly eventChanges: WatchCache<KubeEvent>;
+  /** Namespaces share the pods stream, so their resourceVersions are pod sequences. */
+  readonly namespaceChanges: WatchCache<NamespaceObject>;
   /** True once every projection reflects the log as it was at start. */
   synced = false;
   private subscriptions: Subscription[] = [];
@@ -32,6 +46,7 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
     this.podChanges = new WatchCache<Pod>(config.WATCH_CACHE_SIZE, (p) => p.metadata.uid ?? '');
     this.nodeChanges = new WatchCache<NodeRecord>(config.WATCH_CACHE_SIZE, (r) => r.node.metadata.uid ?? r.name);
     this.eventChanges = new WatchCache<KubeEvent>(config.WATCH_CACHE_SIZE, (e) => e.metadata.uid);
+    this.namespaceChanges = new WatchCache<NamespaceObject>(config.WATCH_CACHE_SIZE, (n) => n.metadata.uid);
   }
 
   /** Last events-stream sequence applied (an event list's resourceVersion). */
@@ -44,6 +59,7 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
     // replayed from the last message per subject holds only what comes after the replay.
     const [podsInfo, eventsInfo] = await Promise.all([this.bus.jsm.streams.info(STREAMS.pods), this.bus.jsm.streams.info(STREAMS.events)]);
     this.podChanges.startAt(Math.max(0, podsInfo.state.first_seq - 1));
+    this.namespaceChanges.startAt(Math.max(0, podsInfo.state.first_seq - 1));
     this.eventChanges.startAt(Math.max(0, eventsInfo.state.first_seq - 1));
     this.subscriptions = await Promise.all([
       this.bus.follow(
@@ -55,10 +71,14 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
           onSkip: (delivery) => {
             this.pods.skip(delivery.subject, delivery.seq);
             this.podChanges.advance(delivery.seq);
+            this.namespaceChanges.advance(delivery.seq);
             this.release();
           },
         },
         (envelope, delivery) => {
+          const namespace = this.namespaces.apply(envelope, delivery.seq);
+          if (namespace) this.namespaceChanges.update(namespace.name, namespaceView(namespace), delivery.seq, !namespace.removed);
+          else this.namespaceChanges.advance(delivery.seq);
           const record = this.pods.apply(envelope, delivery.seq, delivery.subject);
           if (record) this.podChanges.update(`${record.namespace}/${record.name}`, podView(record), delivery.seq, !record.removed);
           else this.podChanges.advance(delivery.seq);

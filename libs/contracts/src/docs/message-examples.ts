@@ -180,6 +180,12 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: { subject: string; data: Me
       },
     },
   },
+  NamespaceCreated: {
+    subject: SUBJECTS.namespace('team-a'),
+    data: { name: 'team-a', uid: UID, creationTimestamp: '2026-05-01T10:00:00Z', labels: { team: 'a' } },
+  },
+  NamespaceDeletionRequested: { subject: SUBJECTS.namespace('team-a'), data: { uid: UID, deletionTimestamp: '2026-05-01T10:05:00Z' } },
+  NamespaceRemoved: { subject: SUBJECTS.namespace('team-a'), data: { uid: UID } },
 };
 
 /** The whole envelope of the example of `type`, as it is stored. */

@@ -15,6 +15,12 @@ function containerState(s: ContainerStatus): string {
 /** One line saying what a message means, for timelines. */
 export function summarize(envelope: AnyEnvelope): string {
   switch (envelope.type) {
+    case 'NamespaceCreated':
+      return `namespace ${envelope.data.name} created`;
+    case 'NamespaceDeletionRequested':
+      return 'namespace deletion requested: terminating';
+    case 'NamespaceRemoved':
+      return 'namespace removed';
     case 'PodCreated': {
       const spec = envelope.data.pod.spec;
       return `created: ${spec.containers.map((c) => `${c.name}=${c.image}`).join(', ')}${spec.nodeName ? ` on ${spec.nodeName}` : ''}`;
