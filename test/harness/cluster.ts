@@ -51,7 +51,7 @@ export class Cluster {
     const nats = await NatsServer.start();
     const apiPort = await freePort();
     const api = startApp('api', 'api', { NATS_URL: nats.url, API_PORT: String(apiPort), ...env });
-    const scheduler = startApp('scheduler', 'scheduler', { NATS_URL: nats.url, ...FAST, ...env });
+    const scheduler = startApp('scheduler', 'scheduler', { NATS_URL: nats.url, METRICS_PORT: '0', ...FAST, ...env });
     try {
       await Promise.all([api.waitForLine(/API serving on/), scheduler.waitForLine(/scheduler running/)]);
     } catch (error) {
@@ -65,7 +65,7 @@ export class Cluster {
 
   /** Starts one more scheduler against the same NATS (stopped with the cluster). */
   async startExtraScheduler(env: Record<string, string> = {}): Promise<ManagedProcess> {
-    const scheduler = startApp('scheduler', `scheduler ${this.extraSchedulers.length + 2}`, { NATS_URL: this.nats.url, ...FAST, ...env });
+    const scheduler = startApp('scheduler', `scheduler ${this.extraSchedulers.length + 2}`, { NATS_URL: this.nats.url, METRICS_PORT: '0', ...FAST, ...env });
     this.extraSchedulers.push(scheduler);
     await scheduler.waitForLine(/scheduler running/);
     return scheduler;

@@ -2,6 +2,7 @@ import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from 
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { BusModule } from '#bus';
 import { loadConfig } from '#contracts';
+import { MetricsController } from '#observability';
 import { API_CONFIG } from './api.constants.js';
 import { ApiConfig } from './api.config.js';
 import { DiscoveryController } from './discovery/discovery.controller.js';
@@ -38,6 +39,7 @@ const config = loadConfig(ApiConfig);
     })),
   ],
   controllers: [
+    MetricsController,
     DiscoveryController,
     PodsController,
     PodSubresourcesController,

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createLogger } from '#observability';
+import { requestMetrics } from './metrics/request-metrics.js';
 
 async function bootstrap(): Promise<void> {
   const logger = createLogger('api');
@@ -13,6 +14,7 @@ async function bootstrap(): Promise<void> {
   app.useBodyParser('json', { limit: '3mb', type: ['application/json', 'application/*+json'] });
   // kubectl's typed client (create namespace) posts Kubernetes protobuf; the namespaces route reads it.
   app.useBodyParser('raw', { limit: '3mb', type: 'application/vnd.kubernetes.protobuf' });
+  app.use(requestMetrics);
   app.enableShutdownHooks();
   const config = app.get<{ API_PORT: number; API_ADDRESS: string }>(API_CONFIG);
   await app.listen(config.API_PORT, config.API_ADDRESS);

@@ -1,4 +1,4 @@
-import { IsNumber, Min } from 'class-validator';
+import { IsInt, IsIP, IsNumber, Max, Min } from 'class-validator';
 import { BusConfig } from '#contracts';
 
 /** The scheduler's configuration, from environment variables of the same names. */
@@ -22,4 +22,14 @@ export class SchedulerConfig extends BusConfig {
   @IsNumber()
   @Min(0.1)
   RESYNC_SECONDS: number = 5;
+
+  /** Port of the scheduler's /metrics and /healthz (kube-scheduler's old insecure port); 0 picks a free one. */
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  METRICS_PORT: number = 10251;
+
+  /** Loopback unless configured. */
+  @IsIP()
+  METRICS_ADDRESS: string = '127.0.0.1';
 }

@@ -3,6 +3,7 @@ import { BusModule } from '#bus';
 import { loadConfig } from '#contracts';
 import { SCHEDULER_CONFIG } from './scheduler.constants.js';
 import { SchedulerConfig } from './scheduler.config.js';
+import { MetricsServer } from './metrics/metrics-server.service.js';
 import { SchedulingService } from './scheduling/scheduling.service.js';
 
 const config = loadConfig(SchedulerConfig);
@@ -16,6 +17,6 @@ const config = loadConfig(SchedulerConfig);
       source: { component: 'scheduler' },
     })),
   ],
-  providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, SchedulingService],
+  providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, SchedulingService, MetricsServer],
 })
 export class SchedulerModule {}

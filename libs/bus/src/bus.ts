@@ -27,7 +27,7 @@ import {
   type MessageSource,
   type MessageType,
 } from '#contracts';
-import { busMetrics } from '#observability';
+import { busMetrics, consumerLag, enableProcessMetrics } from '#observability';
 import { BusError, BusUnavailableError, MessageTooLargeError, SequenceConflictError } from './bus.errors.js';
 import { Outbox, type OutboxOptions } from './outbox.js';
 
@@ -89,7 +89,7 @@ interface Opened {
   pending: number;
 }
 
-export type DeliverFrom = 'all' | 'last_per_subject' | 'new' | { startSeq: number };
+export type DeliverFrom = 'all' | 'last_per_subject' | 'new' | { startSeq: number } | { startTime: string };
 
 export interface Subscription {
   /** Resolves once everything in the stream at subscription time has been handled. */
@@ -97,7 +97,8 @@ export interface Subscription {
   stop(): Promise<void>;
 }
 
-function deliverConfig(from: DeliverFrom): { deliver_policy: DeliverPolicy; opt_start_seq?: number } {
+function deliverConfig(from: DeliverFrom): { deliver_policy: DeliverPolicy; opt_start_seq?: number; opt_start_time?: string } {
+  if (typeof from === 'object' && 'startTime' in from) return { deliver_policy: DeliverPolicy.StartTime, opt_start_time: from.startTime };
   if (typeof from === 'object') return { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from.startSeq };
   switch (from) {
     case 'all':
@@ -163,6 +164,8 @@ export class Bus {
 
   /** Connects, retrying with capped exponential back-off until the server answers or `signal` aborts. */
   static async connect(options: BusOptions, signal?: AbortSignal): Promise<Bus> {
+    // Every jetlet process talks to the bus, so this is where each gets its process metrics.
+    enableProcessMetrics();
     const logger = new Logger(Bus.name);
     const maxDelay = options.maxRetryDelayMs ?? 5000;
     let delay = 100;
@@ -487,6 +490,7 @@ export class Bus {
 
     const handleOne = async (m: JsMsg): Promise<void> => {
       const delivery: Delivery = { subject: m.subject, seq: m.seq, pending: m.info.pending };
+      consumerLag.set({ stream, consumer: consumerName }, m.info.pending);
       let envelope: AnyEnvelope;
       try {
         envelope = decodeEnvelope(m.data);

@@ -1,2 +1,3 @@
 export * from './metrics.js';
 export * from './logger.js';
+export * from './metrics.controller.js';

@@ -1,4 +1,5 @@
-import { Counter, Gauge, register, type Registry } from 'prom-client';
+import { createServer, type Server } from 'node:http';
+import { collectDefaultMetrics, Counter, Gauge, register, type Registry } from 'prom-client';
 
 /** The process-wide registry every jetlet metric lives in; `/metrics` serves it. */
 export const metricsRegistry: Registry = register;
@@ -37,3 +38,40 @@ export const busMetrics = {
     ['type', 'reason'],
   ),
 };
+
+/** How far each durable or ordered consumer is behind its stream: messages not yet delivered to it. */
+export const consumerLag = gauge('jetlet_bus_consumer_lag_messages', 'Messages in the stream not yet delivered to this consumer, at its last delivery', [
+  'stream',
+  'consumer',
+]);
+
+let processMetrics = false;
+/** prom-client's process and Node.js metrics (CPU, memory, event loop lag, GC), once per process. */
+export function enableProcessMetrics(): void {
+  if (processMetrics) return;
+  processMetrics = true;
+  collectDefaultMetrics({ register: metricsRegistry });
+}
+
+/**
+ * Serves `/metrics` (and `/healthz`) on a plain HTTP server, for apps with no HTTP server of
+ * their own (the scheduler). Resolves once listening; the returned server is closed by its owner.
+ */
+export async function serveMetrics(port: number, address: string): Promise<Server> {
+  enableProcessMetrics();
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/metrics') {
+      metricsRegistry
+        .metrics()
+        .then((text) => res.writeHead(200, { 'content-type': metricsRegistry.contentType }).end(text))
+        .catch((error: unknown) => res.writeHead(500).end(String(error)));
+    } else if (req.method === 'GET' && path === '/healthz') res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    else res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, address, () => resolve());
+  });
+  return server;
+}

@@ -16,6 +16,7 @@ import {
 import { podRef } from '#observability';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
 import type { SchedulerConfig } from '../scheduler.config.js';
+import { setPendingSource, startAttempt } from '../metrics/scheduler.metrics.js';
 
 /** The node work last sent for a pod: the generation assigned, or its removal. */
 type AssignmentState = { kind: 'assigned'; generation: number } | { kind: 'unassigned' };
@@ -49,6 +50,11 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    setPendingSource(() => {
+      const pending = this.pods.list().filter((p) => !p.nodeName && !p.deletion && !p.mirror && !p.removed);
+      const unschedulable = pending.filter((p) => p.unschedulable).length;
+      return { active: pending.length - unschedulable, unschedulable };
+    });
     const onMessage = (fold: (e: AnyEnvelope, seq: number) => void) => (envelope: AnyEnvelope, delivery: { seq: number }) => {
       fold(envelope, delivery.seq);
       this.trigger();
@@ -298,8 +304,10 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
 
   /** Binds the pod to the best node, counting it there for the rest of the pass, or records why none fits. */
   private async schedule(pod: PodRecord, candidates: NodeCandidate[]): Promise<void> {
+    const attempt = startAttempt();
     const placement = schedule(pod.manifest.spec, candidates);
     if (placement.node === undefined) {
+      attempt('unschedulable');
       // With no node at all the pod's view already says "no nodes available to schedule pods", as Kubernetes does.
       if (candidates.length > 0) await this.recordUnschedulable(pod, placement.message);
       return;
@@ -320,7 +328,9 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       if (chosen !== -1) candidates[chosen] = withPod(candidates[chosen], pod.manifest.spec);
       this.logger.log(`bound ${podRef(pod)} to ${placement.node}`);
       await this.assign(pod, placement.node);
+      attempt('scheduled');
     } catch (error) {
+      attempt('error');
       if (!(error instanceof SequenceConflictError)) throw error;
       this.logger.log(`${podRef(pod)} changed while scheduling; deciding again`);
     }

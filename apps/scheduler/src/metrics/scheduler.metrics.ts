@@ -1,0 +1,49 @@
+import { Counter, Gauge, Histogram } from 'prom-client';
+import { metricsRegistry } from '#observability';
+
+const PROFILE = 'default-scheduler';
+
+/** What the pending-pods gauge reads at scrape time: pods not bound yet, by queue. */
+let pendingSource: () => { active: number; unschedulable: number } = () => ({ active: 0, unschedulable: 0 });
+
+/** kube-scheduler's metrics, with its names, labels and buckets. */
+export const schedulerMetrics = {
+  attempts: new Counter({
+    name: 'scheduler_schedule_attempts_total',
+    help: 'Number of attempts to schedule pods, by the result. unschedulable means a pod could not be scheduled, while error means an internal scheduler problem.',
+    labelNames: ['result', 'profile'],
+    registers: [metricsRegistry],
+  }),
+  attemptDuration: new Histogram({
+    name: 'scheduler_scheduling_attempt_duration_seconds',
+    help: 'Scheduling attempt latency in seconds (scheduling algorithm + binding)',
+    labelNames: ['result', 'profile'],
+    buckets: [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384],
+    registers: [metricsRegistry],
+  }),
+  pendingPods: new Gauge({
+    name: 'scheduler_pending_pods',
+    help: 'Number of pending pods, by the queue type. active means pods to be tried at the next pass; unschedulable means pods that fit no node at the last try.',
+    labelNames: ['queue'],
+    registers: [metricsRegistry],
+    collect() {
+      const { active, unschedulable } = pendingSource();
+      this.set({ queue: 'active' }, active);
+      this.set({ queue: 'unschedulable' }, unschedulable);
+    },
+  }),
+};
+
+/** Times one scheduling attempt; call the returned function with its result. */
+export function startAttempt(): (result: 'scheduled' | 'unschedulable' | 'error') => void {
+  const stop = schedulerMetrics.attemptDuration.startTimer();
+  return (result) => {
+    stop({ result, profile: PROFILE });
+    schedulerMetrics.attempts.inc({ result, profile: PROFILE });
+  };
+}
+
+/** Where the pending-pods gauge reads from (the scheduler's pod projection). */
+export function setPendingSource(source: typeof pendingSource): void {
+  pendingSource = source;
+}
