@@ -19,4 +19,10 @@ export default tseslint.config(
       '@typescript-eslint/no-extraneous-class': 'off',
     },
   },
+  // The examples are plain JavaScript for outsiders, outside the TypeScript project.
+  {
+    files: ['examples/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { console: 'readonly', process: 'readonly' } },
+  },
 );

@@ -27,7 +27,7 @@ apt_install() {
 
 ensure_packages() {
   apt_install dockerd docker.io nats-server nats-server busybox busybox-static \
-    docker-registry docker-registry gcc gcc
+    docker-registry docker-registry gcc gcc prometheus prometheus prometheus-alertmanager prometheus-alertmanager
   # A static pause binary needs the static C library.
   [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/aarch64-linux-gnu/libc.a ] || {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q libc6-dev >/dev/null

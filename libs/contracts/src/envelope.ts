@@ -3,7 +3,7 @@ import { IsDefined, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Min,
 import { MESSAGE_VERSIONS, MESSAGES, type MessageData, type MessageType } from './message-map.js';
 import { ContractValidationError, parseContract } from './validation.js';
 
-export const COMPONENTS = ['api', 'scheduler', 'agent', 'jetctl'] as const;
+export const COMPONENTS = ['api', 'scheduler', 'agent', 'jetctl', 'alerter'] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 /** Who wrote a message. */

@@ -41,3 +41,4 @@ export {
 } from './history/index.js';
 export type * from './history/index.js';
 export * from './namespace-table.js';
+export * from './alerting.js';

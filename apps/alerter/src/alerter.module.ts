@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { BusModule } from '#bus';
+import { loadConfig } from '#contracts';
+import { MetricsController } from '#observability';
+import { ALERT_RULES, ALERTER_CONFIG, CLOCK, type Clock } from './alerter.constants.js';
+import { AlerterConfig } from './alerter.config.js';
+import { AlerterService } from './alerting/alerter.service.js';
+import { AlerterHttpController } from './http/alerter-http.controller.js';
+import { loadAlertRules } from './rules/alert-rules.js';
+
+const config = loadConfig(AlerterConfig);
+// A bad rules file stops the alerter at start, naming every bad field.
+const rules = loadAlertRules(config.ALERT_RULES_FILE);
+const clock: Clock = { now: () => Date.now() };
+
+@Module({
+  imports: [
+    BusModule.forRoot(() => ({ servers: config.NATS_URL, name: 'jetlet-alerter', streamReplicas: config.STREAM_REPLICAS, source: { component: 'alerter' } })),
+  ],
+  controllers: [MetricsController, AlerterHttpController],
+  providers: [{ provide: ALERTER_CONFIG, useValue: config }, { provide: ALERT_RULES, useValue: rules }, { provide: CLOCK, useValue: clock }, AlerterService],
+})
+export class AlerterModule {}
