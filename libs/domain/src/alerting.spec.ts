@@ -52,7 +52,7 @@ const died = (at: number, oom = false): [number, string, string, object] => [
     name: 'web',
     nodeName: 'n1',
     containerName: 'main',
-    containerID: 'docker://x',
+    containerID: `docker://${at}`,
     reason: oom ? 'OOMKilled' : 'Died',
     observedAt: iso(at),
   },
@@ -117,6 +117,8 @@ describe('alerting', () => {
     const r = rule({ alert: 'PodCrashLooping', condition: 'CrashLoopBackOff' });
     const facts = fold(created, died(1000), died(3000), died(7000), status(7500, false));
     assert.equal(evaluateAlerts([r], fold(created, died(1000), died(3000)), T0 + 8000, 60_000).length, 0);
+    const reportedTwice = fold(created, died(1000), died(3000), [3001, 'E', 'ContainerEvent', { ...died(3000)[3], observedAt: iso(3001) }]);
+    assert.equal(evaluateAlerts([r], reportedTwice, T0 + 8000, 60_000).length, 0, 'one run dies once');
     assert.equal(evaluateAlerts([r], facts, T0 + 8000, 60_000)[0]?.startsAt, T0 + 7000);
     facts.apply(
       {

@@ -47,7 +47,8 @@ export interface AlertInstance {
 }
 
 interface ContainerFacts {
-  deaths: number[];
+  /** When each run of the container died, by runtime container id: one death per run, however often it is reported. */
+  deaths: Map<string, number>;
   oomAt?: number;
   livenessFailedAt?: number;
   livenessClearedAt?: number;
@@ -166,8 +167,8 @@ export class AlertFacts {
         const t = ms(envelope.data.observedAt) ?? at;
         if (envelope.data.reason === 'Started') c.lastStartedAt = Math.max(c.lastStartedAt ?? 0, t);
         if (envelope.data.reason === 'Died' || envelope.data.reason === 'OOMKilled') {
-          if (!c.deaths.includes(t)) c.deaths.push(t);
-          c.deaths.sort((a, b) => a - b);
+          // The PLEG may report one death twice (Docker's oom and die events, a relist): a run dies once.
+          c.deaths.set(envelope.data.containerID, Math.min(c.deaths.get(envelope.data.containerID) ?? t, t));
           if (envelope.data.reason === 'OOMKilled' || envelope.data.exitReason === 'OOMKilled') c.oomAt = Math.max(c.oomAt ?? 0, t);
         }
         break;
@@ -220,7 +221,7 @@ export class AlertFacts {
     const pod = this.pods.get(uid);
     if (!pod) return undefined;
     let c = pod.containers.get(name);
-    if (!c) pod.containers.set(name, (c = { deaths: [] }));
+    if (!c) pod.containers.set(name, (c = { deaths: new Map() }));
     return c;
   }
 
@@ -251,7 +252,7 @@ export class AlertFacts {
   prune(beforeMs: number): void {
     for (const [uid, pod] of this.pods) {
       if (pod.goneAt !== undefined && pod.goneAt < beforeMs) this.pods.delete(uid);
-      else for (const c of pod.containers.values()) c.deaths = c.deaths.filter((d) => d >= beforeMs);
+      else for (const c of pod.containers.values()) for (const [id, at] of c.deaths) if (at < beforeMs) c.deaths.delete(id);
     }
   }
 
@@ -285,7 +286,11 @@ export class AlertFacts {
       case 'CrashLoopBackOff':
         for (const pod of this.pods.values())
           for (const [name, c] of pod.containers) {
-            const episode = crashEpisode(c.deaths, rule.restarts, rule.windowMs);
+            const episode = crashEpisode(
+              [...c.deaths.values()].sort((a, b) => a - b),
+              rule.restarts,
+              rule.windowMs,
+            );
             if (!episode) continue;
             out.push({
               labels: podLabels(pod, name),
