@@ -127,11 +127,11 @@ describe('alerting: the alerter, Alertmanager and Prometheus', () => {
       assert.equal(dead.generatorURL, `${cluster.apiUrl}/api/v1/nodes/${nodeB}`);
       // The restarted alerter sent the same alerts again: same identity, same start, one each.
       const again = await alertmanager.alerts({ pod: 'oom' });
-      assert.equal(again.length, 1);
+      assert.equal(again.length, 1, JSON.stringify(again));
       assert.equal(again[0]?.startsAt, oom.startsAt);
       assert.equal(again[0]?.fingerprint, oom.fingerprint);
       const crashAgain = await alertmanager.alerts({ alertname: 'PodCrashLooping' });
-      assert.equal(crashAgain.length, 1);
+      assert.equal(crashAgain.length, 1, JSON.stringify(crashAgain));
       assert.equal(crashAgain[0]?.startsAt, crash.startsAt);
       const all = await alertmanager.alerts();
       assert.equal(new Set(all.map((a) => a.fingerprint)).size, all.length, 'no alert twice');
@@ -151,6 +151,50 @@ describe('alerting: the alerter, Alertmanager and Prometheus', () => {
       assert.equal((await fetch(`http://127.0.0.1:${alerterPort}/healthz`)).status, 200);
     },
   );
+
+  it('lists the same facts with jetctl events, filtered by pod, node, type and reason, as a table, JSON or YAML', { timeout: 60_000 }, async () => {
+    const json = await cluster.jetctl(
+      'events',
+      '--nats',
+      cluster.nats.url,
+      '--pod',
+      'default/crasher',
+      '--type',
+      'ContainerEvent',
+      '--reason',
+      'Died',
+      '-o',
+      'json',
+    );
+    assert.equal(json.code, 0, json.stderr);
+    const deaths = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; data: { name: string; reason: string; exitCode: number } });
+    assert.ok(deaths.length >= 3, json.stdout);
+    assert.ok(deaths.every((d) => d.type === 'ContainerEvent' && d.data.name === 'crasher' && d.data.reason === 'Died' && d.data.exitCode === 1));
+
+    const table = await cluster.jetctl('events', '--nats', cluster.nats.url, '--node', nodeB, '--since', '10m');
+    assert.equal(table.code, 0, table.stderr);
+    const lines = table.stdout.trim().split('\n');
+    assert.match(lines[0] ?? '', /^TIME\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
+    assert.ok(
+      lines.some((l) => l.includes('NodeNotReady') && l.includes(`node/${nodeB}`)),
+      table.stdout,
+    );
+    assert.ok(
+      lines.some((l) => l.includes('NodeReady')),
+      table.stdout,
+    );
+    assert.ok(!lines.some((l) => l.includes('crasher')), 'only node B');
+
+    const yaml = await cluster.jetctl('events', '--nats', cluster.nats.url, '--pod', 'oom', '--reason', 'OOMKilled', '-o', 'yaml');
+    assert.equal(yaml.code, 0, yaml.stderr);
+    assert.match(yaml.stdout, /reason: OOMKilled/);
+    const bad = await cluster.jetctl('events', '--nats', cluster.nats.url, '-o', 'xml');
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /Allowed choices are wide, json, yaml/);
+  });
 
   it(
     'is scraped by a real Prometheus with every component: a PromQL query per component returns data, and the shipped rules load',

@@ -25,6 +25,7 @@ Reading the streams (read-only, with --nats URL or $NATS_URL; each takes --help)
   jetctl timeline NS/NAME | pod/NAME | node/NAME [-o text|json|svg|html]
   jetctl replay --at SEQ|TIME|5m [get] pods|nodes|events [-A] [-o wide|json|yaml]   or --diff A..B
   jetctl explain NS/NAME [--at SEQ|TIME|5m] [-o json]
+  jetctl events [--follow] [--node N] [--pod NS/NAME] [--type T] [--reason R] [--since 10m] [-o json|yaml|wide]
   jetctl export [--pod NS/NAME | --node N | --since 30m] -o bundle.jsonl
   jetctl import bundle.jsonl --nats URL-OF-A-SCRATCH-SERVER
 

@@ -12,10 +12,11 @@ import { parseTarget, readNode, readPod, readStreams } from './streams/queries.j
 import { ORIGIN_HEADERS, StreamReader, toRecorded } from './streams/stream-reader.js';
 import { swimlaneHtml, swimlaneSvg } from './timeline/swimlane-svg.js';
 import { timelineJson, timelineText } from './timeline/timeline-text.js';
+import { runEvents } from './events.command.js';
 import { eventTable, nodeTable, podTable } from './views.js';
 
 /** Commands that read the streams themselves (read-only), with a NATS URL instead of the API. */
-export const STREAM_COMMANDS = new Set(['timeline', 'replay', 'explain', 'export', 'import']);
+export const STREAM_COMMANDS = new Set(['timeline', 'replay', 'explain', 'export', 'import', 'events']);
 
 const duration = (text: string): number => {
   const ms = parseDuration(text);
@@ -237,6 +238,46 @@ export function streamProgram(): Command {
       }
       console.log(`${lines.length} messages imported into ${opts.nats}`);
     });
+
+  program
+    .command('events')
+    .description('container, pod and node events from the events stream: deaths, Kubernetes Events, back-off and probe facts')
+    .option('--follow', 'keep printing new events until interrupted')
+    .option('-f', 'same as --follow')
+    .option('--node <node>', 'only events of this node')
+    .option('--pod <pod>', 'only events of this pod (NS/NAME, or NAME in default)')
+    .option('--type <type>', 'only this message type (ContainerEvent, PodEvent, NodeEvent, BackoffRecorded, ProbeResultChanged)')
+    .option('--reason <reason>', 'only this reason (Died, OOMKilled, BackOff, NodeNotReady, ...)')
+    .option('--since <duration>', 'only events newer than this (10m, 1h)')
+    .addOption(new Option('-o, --output <format>', 'a table (default), wide, json (one envelope a line) or yaml').choices(['wide', 'json', 'yaml']))
+    .addOption(natsOption())
+    .action(
+      async (opts: {
+        follow?: boolean;
+        f?: boolean;
+        node?: string;
+        pod?: string;
+        type?: string;
+        reason?: string;
+        since?: string;
+        output?: 'wide' | 'json' | 'yaml';
+        nats: string;
+      }) => {
+        await runEvents(
+          {
+            natsUrl: opts.nats,
+            follow: opts.follow === true || opts.f === true,
+            ...(opts.node ? { node: opts.node } : {}),
+            ...(opts.pod ? { pod: opts.pod } : {}),
+            ...(opts.type ? { type: opts.type } : {}),
+            ...(opts.reason ? { reason: opts.reason } : {}),
+            ...(opts.since ? { sinceMs: sinceDuration(opts.since) } : {}),
+            ...(opts.output ? { output: opts.output } : {}),
+          },
+          (text) => process.stdout.write(text),
+        );
+      },
+    );
 
   return program;
 }
