@@ -38,7 +38,9 @@ describe('alerting: the alerter, Alertmanager and Prometheus', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const proc = new ManagedProcess('alerter', child);
-    await proc.waitForLine(/alerter serving on/);
+    await proc.waitForLine(/alerter serving on/).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}\n--- alerter\n${proc.tail()}`);
+    });
     return proc;
   };
 
