@@ -89,7 +89,8 @@ export async function runEvents(options: EventsOptions, write: (text: string) =>
   };
   try {
     const from = options.sinceMs === undefined ? ('all' as const) : { startTime: new Date(Date.now() - options.sinceMs).toISOString() };
-    const filterSubject = options.node ? SUBJECTS.containerEvents(options.node, '*').replace(/\*$/, '>') : SUBJECTS.allContainerEvents;
+    // Every subject of one node's events: its own `.node` subject with the last token a wildcard.
+    const filterSubject = options.node ? SUBJECTS.nodeEvents(options.node).replace(/\.node$/, '.>') : SUBJECTS.allContainerEvents;
     const subscription = await bus.follow(STREAMS.events, { filterSubject, from }, (e, delivery) => {
       if (eventMatches(e, options)) emit(e, delivery.subject, delivery.seq);
     });
