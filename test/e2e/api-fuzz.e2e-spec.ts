@@ -134,6 +134,8 @@ describe('fuzzing the API and the consumers', () => {
 
   before(async () => {
     sut = await Cluster.start();
+    // Pods live only in namespaces that exist.
+    await sut.ensureNamespace('fuzz');
     nc = await connect({ servers: sut.nats.url });
     jsm = await jetstreamManager(nc);
   });
