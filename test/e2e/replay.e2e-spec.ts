@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -9,7 +9,7 @@ import { connect } from '@nats-io/transport-node';
 import type { NodeObject, Pod } from '#contracts';
 import type { PodExplanation } from '#domain';
 import { Cluster, uniqueName } from '../harness/cluster.js';
-import { NatsServer, ROOT } from '../harness/processes.js';
+import { NatsServer, ROOT, waitFor } from '../harness/processes.js';
 
 const GRACE = 6;
 const TOLERATION = 2;
@@ -23,10 +23,14 @@ function pod(name: string, selector: Record<string, string>, container: Record<s
 }
 
 /** jetctl against the streams only: no API URL, just NATS. */
-async function jetctl(natsUrl: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function jetctl(natsUrl: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }>;
+async function jetctl(natsUrl: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }>;
+async function jetctl(natsUrl: string, ...rest: unknown[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env = typeof rest[0] === 'object' ? (rest.shift() as Record<string, string>) : {};
+  const args = rest as string[];
   const child = spawn(process.execPath, [join(ROOT, 'dist/apps/cli/src/main.js'), ...args], {
     cwd: ROOT,
-    env: { ...process.env, NATS_URL: natsUrl, JETLET_SERVER: 'http://127.0.0.1:1' },
+    env: { ...process.env, NATS_URL: natsUrl, JETLET_SERVER: 'http://127.0.0.1:1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -83,11 +87,37 @@ describe('timeline, replay, explain and export from the streams alone', { timeou
   let nats = '';
   const grace = ['--node-grace', `${GRACE}s`];
   let recorded: Record<string, string> = {};
+  let waited: { code: number | null; stdout: string; stderr: string };
+  let failedWait: { code: number | null; stdout: string; stderr: string };
+  let watched = '';
 
   before(async () => {
     cluster = await Cluster.start({ NODE_GRACE_SECONDS: String(GRACE), EVICTION_TOLERATION_SECONDS: String(TOLERATION) });
     nats = cluster.nats.url;
     await Promise.all([cluster.startAgent(a, { NODE_LABELS: 'role=a' }), cluster.startAgent(c, { NODE_LABELS: 'role=c' })]);
+    // jetctl get -w follows every change; apply --wait follows one pod to Ready, or to its failure.
+    const watcher = spawn(process.execPath, [join(ROOT, 'dist/apps/cli/src/main.js'), 'get', 'pods', '-w'], {
+      env: { ...process.env, NATS_URL: nats, JETLET_SERVER: cluster.apiUrl },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    watcher.stdout.on('data', (chunk: Buffer) => (watched += chunk.toString()));
+    const manifest = (name: string, image: string): string => {
+      const file = join(dir, `${name}.json`);
+      writeFileSync(
+        file,
+        JSON.stringify({ apiVersion: 'v1', kind: 'Pod', ...pod(name, { role: 'a' }, { image, imagePullPolicy: 'Never', command: ['sleep', '600'] }) }),
+      );
+      return file;
+    };
+    const env = { JETLET_SERVER: cluster.apiUrl };
+    [waited, failedWait] = await Promise.all([
+      jetctl(nats, env, 'apply', '-f', manifest('waiter', BUSYBOX), '--wait'),
+      jetctl(nats, env, 'apply', '-f', manifest('never', 'jetlet/not-here:1.0'), '--wait', '--timeout', '60s'),
+    ]);
+    await waitFor('get -w to show the waiter running', () => /waiter\s+1\/1\s+Running/.test(watched), 30_000);
+    watcher.kill('SIGINT');
+    await new Promise((r) => watcher.once('exit', r));
+
     await cluster.createPod('default', pod('crashy', { role: 'a' }, { command: ['sh', '-c', 'sleep 0.3; exit 1'] }));
     // tail keeps its newline-free input in memory: 200 MB against a 32 MiB limit.
     await cluster.createPod(
@@ -133,6 +163,27 @@ describe('timeline, replay, explain and export from the streams alone', { timeou
 
   const explain = async (url: string, name: string, ...extra: string[]): Promise<PodExplanation> =>
     JSON.parse(await ok(url, 'explain', `default/${name}`, '-o', 'json', ...grace, ...extra)) as PodExplanation;
+
+  it('apply --wait shows the steps and exits 0 once Ready, or 1 with the reason; get -w prints each change', () => {
+    assert.equal(waited.code, 0, waited.stderr);
+    const steps = waited.stdout.split('\n');
+    const at = (pattern: RegExp): number => steps.findIndex((l) => pattern.test(l));
+    assert.ok(at(/^pod\/waiter created$/) === 0, waited.stdout);
+    // Each consumer delivers on its own, so only the last step's place is fixed.
+    assert.ok(at(/Scheduled to node/) > 0, waited.stdout);
+    assert.ok(at(/Started: Started container main/) > 0, waited.stdout);
+    assert.equal(at(/^pod\/waiter: Ready$/), steps.filter(Boolean).length - 1, waited.stdout);
+
+    assert.equal(failedWait.code, 1, failedWait.stdout);
+    assert.match(
+      failedWait.stderr,
+      /pod\/never: container main: ErrImageNeverPull: Container image "jetlet\/not-here:1.0" is not present with pull policy of Never/,
+    );
+
+    assert.match(watched, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE/);
+    assert.match(watched, /waiter\s+0\/1\s+(Pending|ContainerCreating)/);
+    assert.match(watched, /waiter\s+1\/1\s+Running/);
+  });
 
   it('timeline: every message about the crashing pod in order, the causal chain, the invalid message marked', async () => {
     const text = await ok(nats, 'timeline', 'default/crashy');

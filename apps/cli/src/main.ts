@@ -6,13 +6,17 @@ import { ApiClient, ApiError } from './api-client.js';
 import { kubeconfigFor, resolveServer } from './kubeconfig.js';
 import { runLab } from './lab/lab-command.js';
 import { runStreamCommand, STREAM_COMMANDS } from './stream-commands.js';
+import { StreamReader } from './streams/stream-reader.js';
+import { doneOf, failureOf, followPod, PodProgressError } from './watch/pod-progress.js';
+import { watchPods } from './watch/pod-watch.js';
 import { nodeTable, podTable, type NodeView } from './views.js';
 
 const USAGE = `jetctl controls a jetlet cluster through its API.
 
 Usage:
   jetctl apply -f FILE            create the pods in a YAML or JSON manifest (- for stdin)
-  jetctl get pods [-n NS | -A] [-o wide|json|yaml]
+         [--wait [--timeout 5m]]  ...and follow each to Ready; exit 1 with the reason if it fails
+  jetctl get pods [-n NS | -A] [-o wide|json|yaml] [-w]   -w: then a row per change, as it happens
   jetctl get pod NAME [-n NS] [-o json|yaml]
   jetctl get nodes [-o wide|json|yaml]
   jetctl delete pod NAME [-n NS] [--grace-period N]
@@ -32,6 +36,7 @@ Reading the streams (read-only, with --nats URL or $NATS_URL; each takes --help)
 Flags:
   --server URL   the API (default $JETLET_SERVER, else the current context of $KUBECONFIG or
                  ~/.kube/config, else http://127.0.0.1:8001)
+  --nats URL     NATS, for --wait and -w (default $NATS_URL or nats://127.0.0.1:4222)
   -n NS          namespace (default "default")`;
 
 interface Args {
@@ -53,6 +58,8 @@ const VALUE_FLAGS = new Set([
   '--tail',
   '--since',
   '--project',
+  '--timeout',
+  '--nats',
 ]);
 /** Flags that take no value for some commands: `-f` is apply's file but logs' --follow, as in kubectl. */
 const BOOLEAN_FOR: Record<string, Set<string>> = { logs: new Set(['-f']) };
@@ -95,6 +102,7 @@ async function apply(client: ApiClient, args: Args): Promise<void> {
   if (!file) throw new UsageError('apply needs -f FILE');
   const text = readFileSync(file === '-' ? 0 : file, 'utf8');
   const docs = parseAllDocuments(text);
+  const applied: Pod[] = [];
   for (const doc of docs) {
     if (doc.errors.length > 0) throw new UsageError(`${file}: ${doc.errors[0].message}`);
     const object = doc.toJS() as { kind?: string; metadata?: { name?: string; namespace?: string } } | null;
@@ -104,15 +112,38 @@ async function apply(client: ApiClient, args: Args): Promise<void> {
     const name = object.metadata?.name ?? '';
     const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
     try {
-      await client.request('POST', path, object);
+      applied.push(await client.request<Pod>('POST', path, object));
       console.log(`pod/${name} created`);
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 409 && error.reason === 'AlreadyExists')) throw error;
       // As kubectl apply does: the manifest as a strategic merge patch of the live pod.
       const before = await client.request<Pod>('GET', `${path}/${encodeURIComponent(name)}`);
       const after = await client.request<Pod>('PATCH', `${path}/${encodeURIComponent(name)}`, object, 'application/strategic-merge-patch+json');
+      applied.push(after);
       console.log(`pod/${name} ${after.metadata.resourceVersion === before.metadata.resourceVersion ? 'unchanged' : 'configured'}`);
     }
+  }
+  if (on(args, '--wait')) await waitForPods(applied, args);
+}
+
+/** `apply --wait`: each pod's progress from the streams until it is Ready; the first failure's reason is the error. */
+async function waitForPods(pods: Pod[], args: Args): Promise<void> {
+  const timeout = flag(args, '--timeout');
+  const timeoutMs = timeout === undefined ? 300_000 : durationSeconds(timeout, '--timeout') * 1000;
+  const reader = await StreamReader.connect(flag(args, '--nats') ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222');
+  try {
+    await Promise.all(
+      pods.map(async (pod) => {
+        const failure = failureOf(pod.status);
+        if (failure) throw new PodProgressError(`pod/${pod.metadata.name}: ${failure}`);
+        if (doneOf(pod.status)) return console.log(`pod/${pod.metadata.name}: Ready`);
+        await followPod(reader, pod, Number(pod.metadata.resourceVersion ?? 0), (line) => console.log(line), timeoutMs).catch((error: unknown) => {
+          throw error instanceof PodProgressError ? new PodProgressError(`pod/${pod.metadata.name}: ${error.message}`) : error;
+        });
+      }),
+    );
+  } finally {
+    await reader.close();
   }
 }
 
@@ -130,7 +161,11 @@ async function get(client: ApiClient, args: Args): Promise<void> {
         return print(pod, output, () => podTable([pod], false, output === 'wide', now));
       }
       const all = args.flags.has('-A') || args.flags.has('--all-namespaces');
-      const list = await client.request<{ items: Pod[] }>('GET', all ? '/api/v1/pods' : `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`);
+      const list = await client.request<{ items: Pod[]; metadata?: { resourceVersion?: string } }>(
+        'GET',
+        all ? '/api/v1/pods' : `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+      );
+      if (on(args, '-w', '--watch')) return watch(list, all ? undefined : namespace, all, output === 'wide', args);
       if (list.items.length === 0 && !output) {
         console.error(all ? 'No resources found' : `No resources found in ${namespace} namespace.`);
         return;
@@ -148,6 +183,30 @@ async function get(client: ApiClient, args: Args): Promise<void> {
     default:
       throw new UsageError(`jetctl get knows pods and nodes, not "${kind ?? ''}"`);
   }
+}
+
+/**
+ * `get pods -w`: the table, then a row for every change as it is stored, followed on the pods
+ * stream from the list's resourceVersion; until interrupted.
+ */
+async function watch(
+  list: { items: Pod[]; metadata?: { resourceVersion?: string } },
+  namespace: string | undefined,
+  all: boolean,
+  wide: boolean,
+  args: Args,
+): Promise<void> {
+  console.log(podTable(list.items, all, wide, Date.now()));
+  const reader = await StreamReader.connect(flag(args, '--nats') ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222');
+  const stop = await watchPods(reader, Number(list.metadata?.resourceVersion ?? 0), namespace, (pod) => {
+    console.log(podTable([pod], all, wide, Date.now()).split('\n')[1]);
+  });
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await stop();
+  await reader.close();
 }
 
 async function remove(client: ApiClient, args: Args): Promise<void> {
@@ -169,9 +228,9 @@ function on(args: Args, ...names: string[]): boolean {
 }
 
 /** A Go duration as kubectl's --since takes it (1h30m, 5m, 20s) in whole seconds. */
-function durationSeconds(text: string): number {
+function durationSeconds(text: string, name = '--since'): number {
   const match = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text);
-  if (!match || text === '') throw new UsageError(`invalid duration "${text}" for --since (examples: 20s, 5m, 1h30m)`);
+  if (!match || text === '') throw new UsageError(`invalid duration "${text}" for ${name} (examples: 20s, 5m, 1h30m)`);
   return Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0);
 }
 

@@ -117,6 +117,25 @@ export class StreamReader {
     return merged.sort(compareRecorded);
   }
 
+  /**
+   * Delivers every message of `query` from `fromSeq` (the start when absent) and then each new
+   * one as it is stored, until the returned stop is called.
+   */
+  async follow(query: { stream: string; filter: string; fromSeq?: number }, onMessage: (m: RecordedMessage) => void): Promise<() => Promise<void>> {
+    const consumer = await this.js.consumers.get(query.stream, {
+      filter_subjects: query.filter,
+      ...(query.fromSeq === undefined ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: query.fromSeq }),
+    });
+    const messages = await consumer.consume();
+    const done = (async () => {
+      for await (const m of messages) onMessage(this.recorded(query.stream, m));
+    })();
+    return async () => {
+      await messages.close();
+      await done;
+    };
+  }
+
   private recorded(stream: string, m: JsMsg): RecordedMessage {
     // An imported message keeps the sequence and time it had where it was exported from.
     const originSeq = m.headers?.get(ORIGIN_HEADERS.seq);

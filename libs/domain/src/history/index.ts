@@ -6,4 +6,5 @@ export * from './cluster-replay.js';
 export * from './explain.js';
 export * from './swimlanes.js';
 export { goDuration } from '../backoff.js';
+export { PodProjection, podView } from '../pod-projection.js';
 export type { KubeEvent } from '../event-log.js';

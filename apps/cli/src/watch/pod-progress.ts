@@ -1,0 +1,109 @@
+import { STREAMS, SUBJECTS, type Pod, type PodStatus } from '#contracts';
+import type { RecordedMessage } from '#domain/history';
+import type { StreamReader } from '../streams/stream-reader.js';
+
+/** Waiting reasons that mean the pod will not become ready by itself. */
+const FAILING = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+  'CreateContainerError',
+  'RunContainerError',
+  'CrashLoopBackOff',
+]);
+
+/** Why the pod failed to come up, from one of its status reports; undefined while it may still. */
+export function failureOf(status: PodStatus): string | undefined {
+  if (status.phase === 'Failed') return `pod Failed${status.reason ? `: ${status.reason}` : ''}${status.message ? `: ${status.message}` : ''}`;
+  for (const c of status.containerStatuses ?? []) {
+    const w = c.state.waiting;
+    if (w?.reason && FAILING.has(w.reason)) return `container ${c.name}: ${w.reason}${w.message ? `: ${w.message}` : ''}`;
+  }
+  return undefined;
+}
+
+/** True once the pod is Ready, or has run to completion. */
+export function doneOf(status: PodStatus): boolean {
+  return status.phase === 'Succeeded' || status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
+export class PodProgressError extends Error {
+  override readonly name = 'PodProgressError';
+}
+
+/**
+ * Follows one pod through the streams from `fromSeq` (its pods-stream sequence when it was
+ * written) and prints each step as it happens: Scheduled, Pulling, Pulled, Created, Started,
+ * Ready. Resolves when it is Ready (or Succeeded); rejects with the reason when it fails or
+ * `timeoutMs` runs out.
+ */
+export async function followPod(reader: StreamReader, pod: Pod, fromSeq: number, print: (line: string) => void, timeoutMs: number): Promise<void> {
+  const ns = pod.metadata.namespace ?? 'default';
+  const name = pod.metadata.name;
+  const uid = pod.metadata.uid ?? '';
+  let last = 'waiting to be scheduled';
+  let settle: (error?: Error) => void = () => undefined;
+  const finished = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new PodProgressError(`timed out after ${Math.round(timeoutMs / 1000)}s: ${last}`)), timeoutMs);
+    settle = (error?: Error): void => {
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve();
+    };
+  });
+  const seen = new Set<string>();
+  const on = (m: RecordedMessage): void => {
+    const e = m.envelope;
+    const key = `${m.stream}/${m.seq}`;
+    if (!e || seen.has(key)) return;
+    seen.add(key);
+    switch (e.type) {
+      case 'PodScheduled':
+        if (e.data.uid === uid) print(`pod/${name}: Scheduled to ${(last = `node ${e.data.nodeName}`)}`);
+        break;
+      case 'PodUnschedulable':
+        if (e.data.uid === uid) print(`pod/${name}: ${(last = `FailedScheduling: ${e.data.message}`)}`);
+        break;
+      case 'PodDeletionRequested':
+      case 'PodEvicted':
+        if (e.data.uid === uid) settle(new PodProgressError(`pod/${name} is being deleted`));
+        break;
+      case 'PodEvent':
+        if (['Pulling', 'Pulled', 'Created', 'Started', 'Failed', 'BackOff', 'Unhealthy', 'Killing'].includes(e.data.reason))
+          print(`pod/${name}: ${(last = `${e.data.reason}: ${e.data.message}`)}`);
+        break;
+      case 'PodStatusReported': {
+        const failure = failureOf(e.data.status);
+        if (failure) return settle(new PodProgressError(failure));
+        if (doneOf(e.data.status)) {
+          // The consumers deliver independently: first print the steps stored before this report.
+          const status = e.data.status;
+          void reader
+            .readAll([
+              { stream: STREAMS.pods, filter: SUBJECTS.pod(ns, name) },
+              { stream: STREAMS.events, filter: `jetlet.events.*.${uid}` },
+            ])
+            .then((earlier) => {
+              for (const x of earlier) if (x.storedMs <= m.storedMs && (x.stream !== STREAMS.pods || x.seq > fromSeq)) on(x);
+              print(`pod/${name}: ${status.phase === 'Succeeded' ? 'Completed' : 'Ready'}`);
+              settle();
+            }, settle);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  };
+  const stops = await Promise.all([
+    reader.follow({ stream: STREAMS.pods, filter: SUBJECTS.pod(ns, name), fromSeq: fromSeq + 1 }, on),
+    reader.follow({ stream: STREAMS.pods, filter: `jetlet.podstatus.*.${uid}`, fromSeq: fromSeq + 1 }, on),
+    reader.follow({ stream: STREAMS.events, filter: `jetlet.events.*.${uid}` }, on),
+  ]);
+  try {
+    await finished;
+  } finally {
+    await Promise.all(stops.map((stop) => stop()));
+  }
+}
