@@ -3,7 +3,6 @@ import { after, before, describe, it } from 'node:test';
 import type { ContainerStateWaiting, Pod, PullPolicy } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
 import { Registry } from '../harness/registry.js';
-import { sleep } from '../harness/processes.js';
 
 interface Status {
   kind: string;
@@ -122,7 +121,7 @@ describe('the agent: images', () => {
     );
     assert.equal(pod.status.phase, 'Pending');
     assert.ok(waitingOf(pod)?.message?.includes(image), `the message names the image: ${waitingOf(pod)?.message}`);
-    await sleep(4000);
+    await cluster.waitForPasses(node, 3);
     const later = await cluster.getPod('default', 'never-pull');
     assert.equal(later && waitingOf(later)?.reason, 'ErrImageNeverPull', 'it stays ErrImageNeverPull');
     assert.equal(manifestRequests(), requestsBefore, 'the registry was never asked for it');

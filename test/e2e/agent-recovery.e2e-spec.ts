@@ -3,10 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Pod } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
-import { sleep, waitFor } from '../harness/processes.js';
+import { waitFor } from '../harness/processes.js';
 
 const BUSYBOX = 'jetlet/busybox:1.35';
-const RESYNC_MS = 2000;
 /** A container that stops at once on SIGTERM. */
 const SLEEPER = ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"];
 
@@ -71,7 +70,7 @@ describe('the agent: recovery and ownership', () => {
       ),
     );
     // Let the restarted agent run a few more passes, to catch duplicates it would create late.
-    await sleep(2 * RESYNC_MS + 1000);
+    await cluster.waitForPasses(node, 3);
 
     const containers = await cluster.containersOf(node);
     const sandboxes = containers.filter((c) => c.Labels['io.jetlet.kind'] === 'sandbox');
@@ -122,8 +121,7 @@ describe('the agent: recovery and ownership', () => {
     const deleted = await cluster.request<Pod>('DELETE', '/api/v1/namespaces/default/pods/deleted-offline');
     assert.equal(deleted.status, 200);
     // Without its node the deletion cannot finish: the pod stays, terminating, and its containers stay.
-    await sleep(RESYNC_MS);
-    const terminating = await cluster.getPod('default', 'deleted-offline');
+    const terminating = await cluster.waitForPod('default', 'deleted-offline', 'terminating', (p) => p.metadata.deletionTimestamp !== undefined);
     assert.ok(terminating?.metadata.deletionTimestamp, 'the pod is shown terminating until its node confirms');
     const stillThere = await cluster.podContainers(node, uid);
     assert.equal(stillThere.filter((c) => c.State === 'running').length, 2, 'nothing removed the containers while the agent was down');
@@ -200,7 +198,7 @@ describe('the agent: recovery and ownership', () => {
         250,
       ),
     );
-    await sleep(4 * RESYNC_MS);
+    await cluster.waitForPasses(node, 4);
 
     for (const [name, was] of before) {
       const info = await cluster.docker

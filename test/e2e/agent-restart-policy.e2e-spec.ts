@@ -7,7 +7,6 @@ import { sleep } from '../harness/processes.js';
 /** What the harness gives every agent (test/harness/cluster.ts): crash back-off 1 s doubling to 4 s, resync 2 s. */
 const BACKOFF_BASE_MS = 1000;
 const BACKOFF_CAP_MS = 4000;
-const RESYNC_MS = 2000;
 
 const BUSYBOX = 'jetlet/busybox:1.35';
 
@@ -149,7 +148,7 @@ describe('the agent: restart policy and crash back-off', () => {
       assert.ok(status.restartCount >= 1, `restartCount ${status.restartCount}: the container failed at least once first`);
 
       // A container that succeeded under OnFailure is not started again.
-      await sleep(3 * RESYNC_MS);
+      await cluster.waitForPasses(node, 3);
       const apps = (await cluster.podContainers(node, pod.metadata.uid!)).filter((c) => c.Labels['io.jetlet.kind'] === 'container');
       const attempts = apps.map((c) => Number(c.Labels['io.jetlet.container.restart-count']));
       assert.equal(Math.max(...attempts), status.restartCount, `no attempt after the successful one (attempts in Docker: ${attempts.join(', ')})`);
@@ -176,7 +175,7 @@ describe('the agent: restart policy and crash back-off', () => {
     assert.equal(status.state.terminated?.reason, 'Error');
 
     // Several resync periods later nothing new was created and nothing changed.
-    await sleep(3 * RESYNC_MS + 1000);
+    await cluster.waitForPasses(node, 3);
     const apps = (await cluster.podContainers(node, pod.metadata.uid!)).filter((c) => c.Labels['io.jetlet.kind'] === 'container');
     assert.equal(apps.length, 1, 'exactly one app container was ever created');
     assert.equal(apps[0]?.Labels['io.jetlet.container.restart-count'], '0');

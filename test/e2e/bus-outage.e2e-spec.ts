@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Cluster, uniqueName } from '../harness/cluster.js';
-import { sleep, waitFor } from '../harness/processes.js';
+import { waitFor } from '../harness/processes.js';
 import { TcpProxy } from '../harness/tcp-proxy.js';
 
 /** An agent that loses the bus keeps its pods running, and catches up when the bus returns. */
@@ -35,7 +35,7 @@ describe('bus outage at one agent', () => {
     await cluster.agents.get(node)?.process.waitForLine(/lost the NATS connection/);
     // Assigned while the agent cannot hear it: the stream keeps it.
     await cluster.createPod('default', sleeper('missed'));
-    await sleep(3000);
+    await cluster.waitForPasses(node, 2);
     assert.deepEqual((await cluster.podContainers(node, before.metadata.uid ?? '')).map((c) => c.Id).sort(), containers, 'the pod ran on untouched');
     assert.ok(cluster.agents.get(node)?.process.running, 'the agent is still up');
 

@@ -72,7 +72,7 @@ describe('a pod, end to end', () => {
     await cluster.startAgent(node);
     // Give the restarted agent several passes to do anything it (wrongly) would.
     await waitFor('a status report after restart', async () => (await cluster.getPod('default', 'web'))?.status.phase === 'Running');
-    await new Promise((r) => setTimeout(r, 5000));
+    await cluster.waitForPasses(node, 3);
     const after = (await cluster.containersOf(node)).map((c) => c.Id).sort();
     assert.deepEqual(after, before);
   });

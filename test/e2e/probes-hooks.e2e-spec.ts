@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Container, Pod } from '#contracts';
 import type { KubeEvent } from '#domain';
 import { Cluster, uniqueName } from '../harness/cluster.js';
-import { sleep } from '../harness/processes.js';
+import { waitFor } from '../harness/processes.js';
 
 const BUSYBOX = 'jetlet/busybox:1.35';
 const FAST_PROBE = { initialDelaySeconds: 1, periodSeconds: 1, timeoutSeconds: 1 };
@@ -82,7 +82,10 @@ describe('probes, lifecycle hooks and termination messages', () => {
     await cluster.createPod('default', pod('never-ready', [{ command: ['sleep', '600'], readinessProbe: { exec: { command: ['false'] }, ...FAST_PROBE } }]));
     const running = await cluster.waitForPod('default', 'never-ready', 'running', (p) => p.status.containerStatuses?.[0]?.state.running !== undefined);
     assert.equal(ready(running), false);
-    await sleep(5000);
+    // Only this pod has a failing readiness probe: five more failures are five of its own.
+    const failed = (): Promise<number> => cluster.agentMetricTotal(node, 'jetlet_probe_results_total', { probe_type: 'readiness', result: 'failed' });
+    const failedBefore = await failed();
+    await waitFor('five more failed readiness probes', async () => (await failed()) >= failedBefore + 5, 60_000);
     const later = await cluster.getPod('default', 'never-ready');
     assert.ok(later);
     assert.equal(ready(later), false);
@@ -123,7 +126,10 @@ describe('probes, lifecycle hooks and termination messages', () => {
     assert.equal(ready(notStarted), false);
     const started = await cluster.waitForPod('default', 'slow-start', 'Ready', ready, 30_000);
     assert.equal(started.status.containerStatuses?.[0]?.started, true);
-    await sleep(3000);
+    // Six more passed liveness probes on the node (this pod and the healthy ones of earlier tests): a kill it wrongly made would show by then.
+    const passed = (): Promise<number> => cluster.agentMetricTotal(node, 'jetlet_probe_results_total', { probe_type: 'liveness', result: 'successful' });
+    const passedBefore = await passed();
+    await waitFor('six more successful liveness probes', async () => (await passed()) >= passedBefore + 6, 60_000);
     const later = await cluster.getPod('default', 'slow-start');
     assert.equal(later && restarts(later), 0, 'liveness did not kill it while it started');
   });

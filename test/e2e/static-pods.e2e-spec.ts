@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Pod } from '#contracts';
 import type { KubeEvent } from '#domain';
 import { Cluster, uniqueName } from '../harness/cluster.js';
-import { freePort, sleep, waitFor } from '../harness/processes.js';
+import { freePort, waitFor } from '../harness/processes.js';
 
 const manifest = (name: string, command: string[]): string => `apiVersion: v1
 kind: Pod
@@ -121,7 +121,6 @@ describe('static pods', () => {
     const pod = await cluster.waitForPod('default', mirror('second'), 'Running', running);
     unlinkSync(join(dir, 'second.yaml'));
     await cluster.waitForGone('default', mirror('second'), 60_000);
-    await sleep(500);
-    assert.deepEqual(await cluster.podContainers(node, pod.metadata.uid ?? ''), []);
+    await waitFor('its containers removed', async () => (await cluster.podContainers(node, pod.metadata.uid ?? '')).length === 0);
   });
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import Docker from 'dockerode';
 import type { Pod } from '#contracts';
 import { freePort, ManagedProcess, NatsServer, ROOT, waitFor } from './processes.js';
+import { parsePrometheusText, type Exposition } from './prometheus.js';
 
 const APP = (name: string): string => join(ROOT, 'dist/apps', name, 'src/main.js');
 
@@ -100,6 +101,29 @@ export class Cluster {
     const agent = this.agents.get(node);
     if (!agent) throw new Error(`no agent for ${node}`);
     return `http://127.0.0.1:${agent.port}`;
+  }
+
+  /** The node's agent's metrics, parsed. */
+  async agentMetrics(node: string): Promise<Exposition> {
+    const response = await fetch(`${this.agentUrl(node)}/metrics`);
+    if (!response.ok) throw new Error(`agent metrics of ${node}: HTTP ${response.status}`);
+    return parsePrometheusText(await response.text());
+  }
+
+  /** Sum of a metric's samples on the node's agent, over all label sets (0 when absent). */
+  async agentMetricTotal(node: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+    const samples = (await this.agentMetrics(node)).samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+    return samples.reduce((sum, s) => sum + s.value, 0);
+  }
+
+  /**
+   * Waits until the node's agent has finished `passes` more reconcile passes than now: what
+   * a test that checks that nothing (wrongly) happens waits for, instead of a fixed time.
+   */
+  async waitForPasses(node: string, passes: number, timeoutMs = 60_000): Promise<void> {
+    const count = (): Promise<number> => this.agentMetricTotal(node, 'jetlet_reconcile_duration_seconds_count');
+    const start = await count();
+    await waitFor(`${passes} reconcile passes of ${node}`, async () => (await count()) >= start + passes, timeoutMs);
   }
 
   async request<T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<HttpResult<T>> {

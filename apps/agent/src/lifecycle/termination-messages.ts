@@ -72,14 +72,16 @@ export class TerminationMessages {
           const name = c.labels[LABELS.containerName] ?? '';
           const spec = specs.get(`${uid}/${name}`);
           const file = inside(() => this.file(uid, name, c.labels[LABELS.restartCount] ?? '0'));
+          // Undefined when there is no file: the pod's files are already gone (a listing taken
+          // before its removal), and an empty message must not stand in for the real one.
           let message = await (file ? readFile(file) : Promise.reject(new Error('no file')))
             .then((b) => b.subarray(0, MAX_MESSAGE_BYTES).toString('utf8'))
-            .catch(() => '');
+            .catch(() => undefined);
           if (!message && spec?.terminationMessagePolicy === 'FallbackToLogsOnError' && (c.exitCode ?? 0) !== 0) {
             const log = await this.runtime.logs(c.id, { tailLines: FALLBACK_LOG_LINES }).catch(() => '');
             message = Buffer.from(log).subarray(-FALLBACK_LOG_BYTES).toString('utf8');
           }
-          this.messages.set(c.id, message);
+          if (message !== undefined) this.messages.set(c.id, message);
         }),
     );
     return this.messages;

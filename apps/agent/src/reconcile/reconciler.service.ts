@@ -137,7 +137,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       // Otherwise a finished worker asks for nothing: what it changed in Docker comes back as
       // runtime events, and a pod waiting on a back-off has its wake-up. Re-planning after
       // every worker would spin on a pod that cannot progress (a failing pull, a bad image).
-      const work = this.runWorker(actions, byUid.get(uid) ?? []).finally(() => {
+      const work = this.runWorker(actions).finally(() => {
         this.workers.delete(uid);
         if (this.deferred.delete(uid)) this.trigger();
       });
@@ -157,7 +157,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     this.lastPassMs = Date.now();
   }
 
-  private async runWorker(actions: Action[], observed: RuntimeContainer[]): Promise<void> {
+  private async runWorker(actions: Action[]): Promise<void> {
     for (const action of actions) {
       agentMetrics.actions.inc({ kind: action.kind });
       try {
@@ -168,7 +168,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
             this.backoff.forget(`${action.pod.uid}/`);
             break;
           case 'FinalizePod':
-            await this.finalize(action.pod, observed, action.containerIds);
+            await this.finalize(action.pod);
             break;
           case 'StartContainer':
             if (action.restart?.fresh) this.backoff.reset(action.restart.key);
@@ -198,8 +198,17 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  /** A deleted pod's containers have stopped: its terminal status goes out before they are removed. */
-  private async finalize(pod: DesiredPod, observed: RuntimeContainer[], ids: string[]): Promise<void> {
+  /**
+   * A deleted pod's containers have stopped: its terminal status goes out before they are removed.
+   * The pass's listing may predate an earlier finalize of the same pod, so the containers are
+   * listed again: when they are gone, so are their termination messages, and the terminal
+   * status already went out (the next pass reports the removal).
+   */
+  private async finalize(pod: DesiredPod): Promise<void> {
+    const observed = await this.runtime.listContainers({ [LABELS.podUid]: pod.uid });
+    // Still running (started again behind the pass's back): the next pass kills it first.
+    if (observed.length === 0 || observed.some((c) => c.state === 'running')) return;
+    const ids = observed.map((c) => c.id);
     const status = computePodStatus({
       pod,
       manifest: pod.manifest,
