@@ -45,6 +45,7 @@ export class Cluster {
     public api: ManagedProcess,
     readonly apiUrl: string,
     readonly scheduler: ManagedProcess,
+    private readonly env: Record<string, string> = {},
   ) {}
 
   /** `env` goes to the API and the scheduler (shortened node grace and eviction times, say). */
@@ -61,7 +62,7 @@ export class Cluster {
       await nats.stop();
       throw error;
     }
-    return new Cluster(nats, api, `http://127.0.0.1:${apiPort}`, scheduler);
+    return new Cluster(nats, api, `http://127.0.0.1:${apiPort}`, scheduler, env);
   }
 
   /** Starts one more scheduler against the same NATS (stopped with the cluster). */
@@ -75,7 +76,7 @@ export class Cluster {
   /** Stops the API and starts a fresh one on the same port: its projection is rebuilt from the log. */
   async restartApi(): Promise<void> {
     await this.api.stop();
-    this.api = startApp('api', 'api', { NATS_URL: this.nats.url, API_PORT: new URL(this.apiUrl).port });
+    this.api = startApp('api', 'api', { NATS_URL: this.nats.url, API_PORT: new URL(this.apiUrl).port, ...this.env });
     await this.api.waitForLine(/API serving on/);
   }
 

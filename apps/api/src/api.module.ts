@@ -5,6 +5,8 @@ import { loadConfig } from '#contracts';
 import { MetricsController } from '#observability';
 import { API_CONFIG } from './api.constants.js';
 import { ApiConfig } from './api.config.js';
+import { ConfigObjectsController } from './config/config-objects.controller.js';
+import { ConfigObjectsService } from './config/config-objects.service.js';
 import { DiscoveryController } from './discovery/discovery.controller.js';
 import { FieldValidationInterceptor } from './errors/field-validation.interceptor.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
@@ -49,6 +51,7 @@ const config = loadConfig(ApiConfig);
     HealthController,
     OpenApiController,
     NamespacesController,
+    ConfigObjectsController,
   ],
   providers: [
     { provide: API_CONFIG, useValue: config },
@@ -61,6 +64,7 @@ const config = loadConfig(ApiConfig);
     ProjectionService,
     PodsService,
     NamespacesService,
+    ConfigObjectsService,
     PodLogsService,
   ],
 })

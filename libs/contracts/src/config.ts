@@ -1,5 +1,5 @@
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
-import { getMetadataStorage, IsInt, IsString, Max, Min, validateSync } from 'class-validator';
+import { getMetadataStorage, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 import { flattenValidationErrors } from './validation.js';
 
 /** What every process needs to reach the bus; each app's configuration extends it. */
@@ -13,6 +13,15 @@ export class BusConfig {
   @Min(1)
   @Max(5)
   STREAM_REPLICAS: number = 1;
+
+  /**
+   * The key that seals Secret values in the stream (AES-256-GCM): `[keyId:]base64 of 32
+   * bytes`. The API and every agent must hold the same one; unset, values are stored in
+   * base64 only, as Kubernetes' default `identity` provider.
+   */
+  @IsOptional()
+  @Matches(/^([A-Za-z0-9_-]{1,64}:)?[A-Za-z0-9+/]{43}=$/, { message: 'Invalid value: SECRET_ENCRYPTION_KEY must be [keyId:]base64 of 32 bytes' })
+  SECRET_ENCRYPTION_KEY?: string = undefined;
 }
 
 /** Thrown at boot with every bad environment variable, not just the first. */

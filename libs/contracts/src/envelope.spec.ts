@@ -116,6 +116,10 @@ const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
   NamespaceCreated: { name: 'team-a', uid: UID, creationTimestamp: '2026-05-01T10:00:00Z' },
   NamespaceDeletionRequested: { uid: UID, deletionTimestamp: TIME },
   NamespaceRemoved: { uid: UID },
+  ConfigMapWritten: { namespace: 'default', name: 'cfg', uid: UID, creationTimestamp: TIME, data: { 'a.txt': 'x' }, binaryData: { b: 'AAE=' } },
+  ConfigMapDeleted: { uid: UID },
+  SecretWritten: { namespace: 'default', name: 's', uid: UID, creationTimestamp: TIME, type: 'Opaque', data: { password: 'c2VjcmV0' } },
+  SecretDeleted: { uid: UID },
 };
 
 function envelopeOf(type: string, data: unknown, version = 1): Record<string, unknown> {
@@ -144,9 +148,9 @@ function causesOf(fn: () => unknown): FieldCause[] {
 }
 
 describe('decodeEnvelope', () => {
-  it('has a test payload for each of the 22 message types', () => {
+  it('has a test payload for each of the 26 message types', () => {
     assert.deepEqual(Object.keys(PAYLOADS).sort(), Object.keys(MESSAGES).sort());
-    assert.equal(Object.keys(MESSAGES).length, 22);
+    assert.equal(Object.keys(MESSAGES).length, 26);
   });
 
   for (const type of Object.keys(MESSAGES) as MessageType[]) {

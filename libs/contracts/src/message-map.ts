@@ -1,5 +1,6 @@
 import type { ClassConstructor } from 'class-transformer';
 import { BackoffRecordedEvent } from './messages/backoff-recorded.event.js';
+import { ConfigMapDeletedEvent, ConfigMapWrittenEvent, SecretDeletedEvent, SecretWrittenEvent } from './messages/config.events.js';
 import { ContainerEventEvent } from './messages/container-event.event.js';
 import { NodeHeartbeatEvent } from './messages/node-heartbeat.event.js';
 import { NodeRegisteredEvent } from './messages/node-registered.event.js';
@@ -44,6 +45,10 @@ export const MESSAGES = {
   NamespaceCreated: { version: 1, data: NamespaceCreatedEvent },
   NamespaceDeletionRequested: { version: 1, data: NamespaceDeletionRequestedEvent },
   NamespaceRemoved: { version: 1, data: NamespaceRemovedEvent },
+  ConfigMapWritten: { version: 1, data: ConfigMapWrittenEvent },
+  ConfigMapDeleted: { version: 1, data: ConfigMapDeletedEvent },
+  SecretWritten: { version: 1, data: SecretWrittenEvent },
+  SecretDeleted: { version: 1, data: SecretDeletedEvent },
 } as const satisfies Record<string, { version: number; data: ClassConstructor<object> }>;
 
 export type MessageType = keyof typeof MESSAGES;

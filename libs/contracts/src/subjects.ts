@@ -14,6 +14,8 @@ export const STREAMS = {
   nodes: 'JETLET_NODES',
   /** Container events from each node's PLEG, and Kubernetes Events about pods. */
   events: 'JETLET_EVENTS',
+  /** ConfigMaps and Secrets (`configmaps.<ns>.<name>`, `secrets.<ns>.<name>`): each subject keeps its newest state. */
+  config: 'JETLET_CONFIG',
 } as const;
 
 export type StreamKey = keyof typeof STREAMS;
@@ -69,6 +71,12 @@ export const SUBJECTS = {
   /** The namespace aggregate: NamespaceCreated, NamespaceDeletionRequested, NamespaceRemoved. Writer: api. */
   namespace: (name: string): string => `${PREFIX}.namespaces.${token(name)}`,
   allNamespaces: `${PREFIX}.namespaces.>`,
+  /** ConfigMapWritten / ConfigMapDeleted: the whole ConfigMap, newest only. Writer: api. */
+  configMap: (namespace: string, name: string): string => `${PREFIX}.configmaps.${token(namespace)}.${token(name)}`,
+  allConfigMaps: `${PREFIX}.configmaps.>`,
+  /** SecretWritten / SecretDeleted: the whole Secret (values sealed when a key is configured), newest only. Writer: api. */
+  secret: (namespace: string, name: string): string => `${PREFIX}.secrets.${token(namespace)}.${token(name)}`,
+  allSecrets: `${PREFIX}.secrets.>`,
   /** PodStatusReported for one pod, written only by the agent of `node`. */
   podStatus: (node: string, uid: string): string => `${PREFIX}.podstatus.${token(node)}.${token(uid)}`,
   allPodStatus: `${PREFIX}.podstatus.>`,
@@ -117,6 +125,17 @@ export function podOfSubject(subject: string): { namespace: string; name: string
   }
 }
 
+/** The ConfigMap or Secret whose subject this is (`SUBJECTS.configMap`, `SUBJECTS.secret`), or undefined. */
+export function configOfSubject(subject: string): { kind: 'ConfigMap' | 'Secret'; namespace: string; name: string } | undefined {
+  const parts = subject.split('.');
+  if (parts.length !== 4 || parts[0] !== PREFIX || (parts[1] !== 'configmaps' && parts[1] !== 'secrets')) return undefined;
+  try {
+    return { kind: parts[1] === 'configmaps' ? 'ConfigMap' : 'Secret', namespace: untoken(parts[2] ?? ''), name: untoken(parts[3] ?? '') };
+  } catch {
+    return undefined;
+  }
+}
+
 export interface StreamDefinition {
   name: string;
   subjects: string[];
@@ -138,6 +157,9 @@ export const STREAM_DEFINITIONS: Record<StreamKey, StreamDefinition> = {
   // Heartbeats are a liveness signal, not history: keep a few per node.
   nodes: { name: STREAMS.nodes, subjects: [SUBJECTS.allNodes], maxMsgsPerSubject: 16, maxAgeSeconds: 0 },
   events: { name: STREAMS.events, subjects: [SUBJECTS.allContainerEvents], maxMsgsPerSubject: -1, maxAgeSeconds: 7 * 24 * 3600 },
+  // Each write carries the whole object, so a subject's newest message is all a reader needs;
+  // a Secret's replaced values leave the stream with the write that replaces them.
+  config: { name: STREAMS.config, subjects: [SUBJECTS.allConfigMaps, SUBJECTS.allSecrets], maxMsgsPerSubject: 1, maxAgeSeconds: 0 },
 };
 
 /**

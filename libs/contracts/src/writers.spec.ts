@@ -31,6 +31,10 @@ const PUBLISHED_ON: Record<MessageType, string[]> = {
   NamespaceCreated: [SUBJECTS.namespace('team-a')],
   NamespaceDeletionRequested: [SUBJECTS.namespace('team-a')],
   NamespaceRemoved: [SUBJECTS.namespace('team-a')],
+  ConfigMapWritten: [SUBJECTS.configMap('default', 'cfg')],
+  ConfigMapDeleted: [SUBJECTS.configMap('default', 'cfg')],
+  SecretWritten: [SUBJECTS.secret('default', 's')],
+  SecretDeleted: [SUBJECTS.secret('default', 's')],
 };
 
 describe('WRITERS', () => {

@@ -48,6 +48,10 @@ export const WRITE_ROUTES: { readonly [T in MessageType]: readonly WriteRoute[] 
   NamespaceCreated: [{ writer: 'api', subject: 'jetlet.namespaces.*' }],
   NamespaceDeletionRequested: [{ writer: 'api', subject: 'jetlet.namespaces.*' }],
   NamespaceRemoved: [{ writer: 'api', subject: 'jetlet.namespaces.*' }],
+  ConfigMapWritten: [{ writer: 'api', subject: 'jetlet.configmaps.*.*' }],
+  ConfigMapDeleted: [{ writer: 'api', subject: 'jetlet.configmaps.*.*' }],
+  SecretWritten: [{ writer: 'api', subject: 'jetlet.secrets.*.*' }],
+  SecretDeleted: [{ writer: 'api', subject: 'jetlet.secrets.*.*' }],
 };
 
 /**

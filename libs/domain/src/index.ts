@@ -42,3 +42,5 @@ export {
 export type * from './history/index.js';
 export * from './namespace-table.js';
 export * from './alerting.js';
+export * from './config-table.js';
+export * from './secret-box.js';

@@ -66,3 +66,6 @@ export const NODE_PATCH_META: PatchMeta = {
 export const NAMESPACE_PATCH_META: PatchMeta = {
   fields: { metadata: OBJECT_META, status: { fields: { conditions: mergeList('type') } } },
 };
+
+/** core/v1 ConfigMap and Secret: maps only, so only the metadata's lists have merge keys. */
+export const CONFIG_PATCH_META: PatchMeta = { fields: { metadata: OBJECT_META } };

@@ -318,6 +318,27 @@ export function namespaceRow(namespace: KubeObject & { status?: { phase?: string
   return { cells: [namespace.metadata.name ?? '', namespace.status?.phase ?? '', age(namespace.metadata.creationTimestamp, nowMs)] };
 }
 
+export const CONFIGMAP_COLUMNS: TableColumnDefinition[] = [NAME, { ...column('Data', 'Data contains the configuration data.'), type: 'integer' }, AGE];
+export const SECRET_COLUMNS: TableColumnDefinition[] = [
+  NAME,
+  column('Type', 'Used to facilitate programmatic handling of secret data.'),
+  { ...column('Data', 'Data contains the secret data.'), type: 'integer' },
+  AGE,
+];
+
+type ConfigLike = KubeObject & { data?: Record<string, string>; binaryData?: Record<string, string>; type?: string };
+
+/** One ConfigMap's row: its number of keys, text and binary. */
+export function configMapRow(object: ConfigLike, nowMs: number): TableRow {
+  const keys = Object.keys(object.data ?? {}).length + Object.keys(object.binaryData ?? {}).length;
+  return { cells: [object.metadata.name ?? '', keys, age(object.metadata.creationTimestamp, nowMs)] };
+}
+
+/** One Secret's row: its type and number of keys (never a value). */
+export function secretRow(object: ConfigLike, nowMs: number): TableRow {
+  return { cells: [object.metadata.name ?? '', object.type ?? '', Object.keys(object.data ?? {}).length, age(object.metadata.creationTimestamp, nowMs)] };
+}
+
 /** Columns of kinds without a printer of their own: NAME and AGE, as the API server's default table. */
 export const DEFAULT_COLUMNS: TableColumnDefinition[] = [NAME, AGE];
 
@@ -326,6 +347,8 @@ const PRINTERS: Record<string, { columns: TableColumnDefinition[]; row: (o: neve
   Node: { columns: NODE_COLUMNS, row: nodeRow },
   Event: { columns: EVENT_COLUMNS, row: eventRow },
   Namespace: { columns: NAMESPACE_COLUMNS, row: namespaceRow },
+  ConfigMap: { columns: CONFIGMAP_COLUMNS, row: configMapRow },
+  Secret: { columns: SECRET_COLUMNS, row: secretRow },
 };
 
 /** The PartialObjectMetadata of an object (its metadata alone). */

@@ -50,6 +50,15 @@ export class DiscoveryController {
         { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', verbs: ['get', 'list', 'patch', 'watch'], shortNames: ['no'] },
         { name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['create', 'delete', 'get', 'list'], shortNames: ['ns'] },
         { name: 'namespaces/status', singularName: '', namespaced: false, kind: 'Namespace', verbs: ['get'] },
+        {
+          name: 'configmaps',
+          singularName: 'configmap',
+          namespaced: true,
+          kind: 'ConfigMap',
+          verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+          shortNames: ['cm'],
+        },
+        { name: 'secrets', singularName: 'secret', namespaced: true, kind: 'Secret', verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
         { name: 'nodes/status', singularName: '', namespaced: false, kind: 'Node', verbs: ['get'] },
       ],
     };

@@ -14,7 +14,7 @@ export interface KubeStatus {
 }
 
 /** The kind of each resource the API serves, for Status details that name a kind. */
-const KIND_OF_RESOURCE: Record<string, string> = { pods: 'Pod', nodes: 'Node', namespaces: 'Namespace', events: 'Event' };
+const KIND_OF_RESOURCE: Record<string, string> = { pods: 'Pod', nodes: 'Node', namespaces: 'Namespace', events: 'Event', configmaps: 'ConfigMap', secrets: 'Secret' };
 
 /** An HTTP error whose body is a Kubernetes Status. */
 export class KubeStatusException extends HttpException {

@@ -6,6 +6,7 @@ import { namespaceView, SYSTEM_NAMESPACES, UNDELETABLE_NAMESPACES, type Namespac
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
+import { ConfigObjectsService } from '../config/config-objects.service.js';
 import { PodsService } from '../pods/pods.service.js';
 import { ProjectionService } from '../projection/projection.service.js';
 
@@ -29,6 +30,7 @@ export class NamespacesService implements OnApplicationBootstrap, OnModuleDestro
     @Inject(BUS) private readonly bus: Bus,
     private readonly projection: ProjectionService,
     private readonly pods: PodsService,
+    private readonly configObjects: ConfigObjectsService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -123,6 +125,7 @@ export class NamespacesService implements OnApplicationBootstrap, OnModuleDestro
           await this.pods.delete(ns.name, pod.name).catch((error: unknown) => this.logger.warn(`deleting ${ns.name}/${pod.name}: ${(error as Error).message}`));
         }
         if (pods.length > 0) continue;
+        await this.configObjects.deleteAll(ns.name);
         await this.append(ns.name, (record) => (record?.uid === ns.uid && !record.removed ? { type: 'NamespaceRemoved', data: { uid: ns.uid } } : undefined));
         this.logger.log(`namespace ${ns.name} removed`);
       }

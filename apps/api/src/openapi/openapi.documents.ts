@@ -75,6 +75,25 @@ function handWrittenSchemas(): Record<string, Schema> {
         nodeInfo: looseObject('General information about the node.'),
       }),
     ),
+    [`${CORE}ConfigMap`]: {
+      ...kindSchema('ConfigMap', 'ConfigMap holds configuration data for pods to consume.'),
+      properties: {
+        ...(kindSchema('ConfigMap', '').properties as Record<string, Schema>),
+        data: { type: 'object', additionalProperties: { type: 'string' }, description: 'Data contains the configuration data.' },
+        binaryData: { type: 'object', additionalProperties: { type: 'string', format: 'byte' }, description: 'BinaryData contains the binary data.' },
+        immutable: { type: 'boolean', description: 'Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated.' },
+      },
+    },
+    [`${CORE}Secret`]: {
+      ...kindSchema('Secret', 'Secret holds secret data of a certain type.'),
+      properties: {
+        ...(kindSchema('Secret', '').properties as Record<string, Schema>),
+        data: { type: 'object', additionalProperties: { type: 'string', format: 'byte' }, description: 'Data contains the secret data, base64 encoded.' },
+        stringData: { type: 'object', additionalProperties: { type: 'string' }, description: 'stringData allows specifying non-binary secret data in string form. Write-only.' },
+        type: { type: 'string', description: 'Used to facilitate programmatic handling of secret data.' },
+        immutable: { type: 'boolean', description: 'Immutable, if set to true, ensures that data stored in the Secret cannot be updated.' },
+      },
+    },
     [`${CORE}Namespace`]: kindSchema(
       'Namespace',
       'Namespace provides a scope for Names.',
@@ -180,6 +199,8 @@ export const RESOURCES: Resource[] = [
   { plural: 'nodes', kind: 'Node', definition: `${CORE}Node`, namespaced: false, verbs: ['list', 'get', 'patch'] },
   { plural: 'namespaces', kind: 'Namespace', definition: `${CORE}Namespace`, namespaced: false, verbs: ['list', 'create', 'get', 'delete'] },
   { plural: 'events', kind: 'Event', definition: `${CORE}Event`, namespaced: true, verbs: ['list'] },
+  { plural: 'configmaps', kind: 'ConfigMap', definition: `${CORE}ConfigMap`, namespaced: true, verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'] },
+  { plural: 'secrets', kind: 'Secret', definition: `${CORE}Secret`, namespaced: true, verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'] },
 ];
 
 const param = (name: string, description: string, type = 'string', where: 'query' | 'path' = 'query') => ({

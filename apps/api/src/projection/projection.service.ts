@@ -1,7 +1,11 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { BUS, type Bus, type Subscription } from '#bus';
-import { STREAMS, SUBJECTS, type Pod } from '#contracts';
+import { configOfSubject, STREAMS, SUBJECTS, type Pod } from '#contracts';
 import {
+  ConfigTable,
+  configView,
+  SecretBox,
+  type ConfigObject,
   EventLog,
   NamespaceTable,
   namespaceView,
@@ -33,6 +37,15 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
   readonly eventChanges: WatchCache<KubeEvent>;
   /** Namespaces share the pods stream, so their resourceVersions are pod sequences. */
   readonly namespaceChanges: WatchCache<NamespaceObject>;
+  readonly configMaps = new ConfigTable('ConfigMap');
+  readonly secrets: ConfigTable;
+  /** ConfigMaps' and Secrets' changes, by `JETLET_CONFIG` sequence. */
+  readonly configMapChanges: WatchCache<ConfigObject>;
+  readonly secretChanges: WatchCache<ConfigObject>;
+  /** Seals and opens Secret values; undefined when no key is configured. */
+  readonly secretBox: SecretBox | undefined;
+  private configSeq = 0;
+  private configWaiters: Array<{ seq: number; resolve: () => void }> = [];
   /** True once every projection reflects the log as it was at start. */
   synced = false;
   private subscriptions: Subscription[] = [];
@@ -47,6 +60,16 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
     this.nodeChanges = new WatchCache<NodeRecord>(config.WATCH_CACHE_SIZE, (r) => r.node.metadata.uid ?? r.name);
     this.eventChanges = new WatchCache<KubeEvent>(config.WATCH_CACHE_SIZE, (e) => e.metadata.uid);
     this.namespaceChanges = new WatchCache<NamespaceObject>(config.WATCH_CACHE_SIZE, (n) => n.metadata.uid);
+    this.configMapChanges = new WatchCache<ConfigObject>(config.WATCH_CACHE_SIZE, (c) => c.metadata.uid);
+    this.secretChanges = new WatchCache<ConfigObject>(config.WATCH_CACHE_SIZE, (c) => c.metadata.uid);
+    this.secretBox = SecretBox.fromConfig(config.SECRET_ENCRYPTION_KEY);
+    const box = this.secretBox;
+    this.secrets = new ConfigTable('Secret', box ? (sealed, name) => box.open(sealed, name) : undefined);
+  }
+
+  /** Last config-stream sequence applied (a ConfigMap or Secret list's resourceVersion). */
+  get configLastSeq(): number {
+    return this.configSeq;
   }
 
   /** Last events-stream sequence applied (an event list's resourceVersion). */
@@ -96,10 +119,41 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
         if (added) this.eventChanges.update(`${added.metadata.namespace}/${added.metadata.name}`, added, delivery.seq, true);
         else this.eventChanges.advance(delivery.seq);
       }),
+      // Each config subject keeps only its newest message, so the replay is the current state
+      // and the watch window starts after it, as for nodes.
+      this.bus.follow(
+        STREAMS.config,
+        {
+          filterSubject: '>',
+          from: 'all',
+          onSkip: (delivery) => {
+            const object = configOfSubject(delivery.subject);
+            if (object) (object.kind === 'ConfigMap' ? this.configMaps : this.secrets).skip(object.namespace, object.name, delivery.seq);
+            this.configMapChanges.advance(delivery.seq);
+            this.secretChanges.advance(delivery.seq);
+            this.configSeq = Math.max(this.configSeq, delivery.seq);
+            this.releaseConfig();
+          },
+        },
+        (envelope, delivery) => {
+          for (const [table, changes] of [
+            [this.configMaps, this.configMapChanges],
+            [this.secrets, this.secretChanges],
+          ] as const) {
+            const record = table.apply(envelope, delivery.seq);
+            if (record) changes.update(`${record.namespace}/${record.name}`, configView(record), delivery.seq, !record.removed);
+            else changes.advance(delivery.seq);
+          }
+          this.configSeq = Math.max(this.configSeq, delivery.seq);
+          this.releaseConfig();
+        },
+      ),
     ]);
     // Serve nothing until the projection reflects the log as it was at start.
     await Promise.all(this.subscriptions.map((s) => s.caughtUp));
     this.nodeChanges.startAt(this.nodeChanges.lastSeq);
+    this.configMapChanges.startAt(this.configSeq);
+    this.secretChanges.startAt(this.configSeq);
     this.synced = true;
   }
 
@@ -118,6 +172,26 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
       const waiter = { seq, resolve: () => (clearTimeout(timer), resolve(true)) };
       this.waiters.push(waiter);
     });
+  }
+
+  /** Resolves once the config projection has applied sequence `seq`. */
+  waitForConfig(seq: number, timeoutMs: number): Promise<boolean> {
+    if (this.configSeq >= seq) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.configWaiters = this.configWaiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      const waiter = { seq, resolve: () => (clearTimeout(timer), resolve(true)) };
+      this.configWaiters.push(waiter);
+    });
+  }
+
+  private releaseConfig(): void {
+    const done = this.configWaiters.filter((w) => w.seq <= this.configSeq);
+    if (done.length === 0) return;
+    this.configWaiters = this.configWaiters.filter((w) => w.seq > this.configSeq);
+    for (const w of done) w.resolve();
   }
 
   private release(): void {

@@ -1,6 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
+  CONFIGMAP_SELECTABLE_FIELDS,
+  configFields,
+  SECRET_SELECTABLE_FIELDS,
   EVENT_SELECTABLE_FIELDS,
   eventFields,
   isNodeReady,
@@ -102,6 +105,23 @@ export class WatchService implements OnModuleInit, OnModuleDestroy {
       fieldsOf: eventFields,
       render: (e) => e,
     });
+    for (const [resource, kind, fields, cache] of [
+      ['configmaps', 'ConfigMap', CONFIGMAP_SELECTABLE_FIELDS, this.projection.configMapChanges],
+      ['secrets', 'Secret', SECRET_SELECTABLE_FIELDS, this.projection.secretChanges],
+    ] as const) {
+      this.register({
+        resource,
+        kind,
+        namespaced: true,
+        selectableFields: fields,
+        cache,
+        nameOf: (o) => o.metadata.name,
+        namespaceOf: (o) => o.metadata.namespace,
+        labelsOf: (o) => o.metadata.labels,
+        fieldsOf: configFields,
+        render: (o) => o,
+      });
+    }
     // A node turns NotReady by the clock, with no message in the stream: tell watchers then.
     this.ticker = setInterval(() => this.checkReadiness(graceMs), READINESS_TICK_MS);
     this.ticker.unref();

@@ -186,6 +186,23 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: { subject: string; data: Me
   },
   NamespaceDeletionRequested: { subject: SUBJECTS.namespace('team-a'), data: { uid: UID, deletionTimestamp: '2026-05-01T10:05:00Z' } },
   NamespaceRemoved: { subject: SUBJECTS.namespace('team-a'), data: { uid: UID } },
+  ConfigMapWritten: {
+    subject: SUBJECTS.configMap('default', 'web-config'),
+    data: { namespace: 'default', name: 'web-config', uid: UID, creationTimestamp: '2026-05-01T10:00:00Z', data: { 'index.html': '<h1>hello</h1>' } },
+  },
+  ConfigMapDeleted: { subject: SUBJECTS.configMap('default', 'web-config'), data: { uid: UID } },
+  SecretWritten: {
+    subject: SUBJECTS.secret('default', 'db-password'),
+    data: {
+      namespace: 'default',
+      name: 'db-password',
+      uid: UID,
+      creationTimestamp: '2026-05-01T10:00:00Z',
+      type: 'Opaque',
+      sealed: 'v1:k1:bm9uY2Vub25jZW5vbmNl:c2VhbGVkIGRhdGEgYW5kIHRhZw==',
+    },
+  },
+  SecretDeleted: { subject: SUBJECTS.secret('default', 'db-password'), data: { uid: UID } },
 };
 
 /** The whole envelope of the example of `type`, as it is stored. */

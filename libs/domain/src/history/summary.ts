@@ -21,6 +21,15 @@ export function summarize(envelope: AnyEnvelope): string {
       return 'namespace deletion requested: terminating';
     case 'NamespaceRemoved':
       return 'namespace removed';
+    case 'ConfigMapWritten':
+      return `configmap ${envelope.data.namespace}/${envelope.data.name} written: ${Object.keys({ ...envelope.data.data, ...envelope.data.binaryData }).length} keys`;
+    case 'ConfigMapDeleted':
+      return 'configmap deleted';
+    case 'SecretWritten':
+      // Never a value, sealed or not: only that the secret changed.
+      return `secret ${envelope.data.namespace}/${envelope.data.name} written (${envelope.data.type}${envelope.data.sealed ? ', sealed' : ''})`;
+    case 'SecretDeleted':
+      return 'secret deleted';
     case 'PodCreated': {
       const spec = envelope.data.pod.spec;
       return `created: ${spec.containers.map((c) => `${c.name}=${c.image}`).join(', ')}${spec.nodeName ? ` on ${spec.nodeName}` : ''}`;
