@@ -52,6 +52,12 @@ export const agentMetrics = {
     help: '1 while the runtime event stream (the PLEG watch) is connected, 0 otherwise',
     registers: [metricsRegistry],
   }),
+  podStreams: new Gauge({
+    name: 'jetlet_pod_streams',
+    help: 'Exec, attach and port-forward streams being served, by kind',
+    labelNames: ['kind'],
+    registers: [metricsRegistry],
+  }),
   logStreams: new Gauge({
     name: 'jetlet_log_streams',
     help: 'Container log streams being served, by transport',

@@ -18,6 +18,8 @@ import { PlegService } from './pleg/pleg.service.js';
 import { PodExecutor } from './reconcile/pod-executor.js';
 import { ReconcilerService } from './reconcile/reconciler.service.js';
 import { StatusReporter } from './status/status-reporter.service.js';
+import { ContainerStreams } from './streaming/container-streams.service.js';
+import { StreamResponder } from './streaming/stream-responder.service.js';
 
 /** The runtime the config names: the Docker engine, or the in-memory one of a hollow node. */
 function createRuntime(config: AgentConfig, nodeIndex: number): ContainerRuntime {
@@ -60,6 +62,8 @@ export class AgentModule {
         { provide: PodStartTracker, useFactory: () => new PodStartTracker() },
         ContainerLogs,
         LogResponder,
+        ContainerStreams,
+        StreamResponder,
       ],
     };
   }

@@ -21,6 +21,8 @@ import { PodSubresourcesController } from './pods/pod-subresources.controller.js
 import { PodsService } from './pods/pods.service.js';
 import { PodLogsController } from './pods/pod-logs.controller.js';
 import { PodLogsService } from './pods/pod-logs.service.js';
+import { PodStreamsController } from './streaming/pod-streams.controller.js';
+import { PodStreamsService } from './streaming/pod-streams.service.js';
 import { PrintingInterceptor } from './printing/printing.interceptor.js';
 import { ProjectionService } from './projection/projection.service.js';
 import { StaleReadInterceptor } from './projection/stale-read.interceptor.js';
@@ -46,6 +48,7 @@ const config = loadConfig(ApiConfig);
     PodsController,
     PodSubresourcesController,
     PodLogsController,
+    PodStreamsController,
     NodesController,
     EventsController,
     HealthController,
@@ -66,6 +69,7 @@ const config = loadConfig(ApiConfig);
     NamespacesService,
     ConfigObjectsService,
     PodLogsService,
+    PodStreamsService,
   ],
 })
 export class ApiModule implements NestModule {

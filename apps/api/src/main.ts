@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createLogger } from '#observability';
 import { requestMetrics } from './metrics/request-metrics.js';
+import { routeUpgrades } from './streaming/upgrade.js';
 
 async function bootstrap(): Promise<void> {
   const logger = createLogger('api');
@@ -15,6 +16,8 @@ async function bootstrap(): Promise<void> {
   // kubectl's typed client (create namespace) posts Kubernetes protobuf; the namespaces route reads it.
   app.useBodyParser('raw', { limit: '3mb', type: 'application/vnd.kubernetes.protobuf' });
   app.use(requestMetrics);
+  // Upgrades (exec, attach, port-forward) go through the same middleware, guards and routes as any request.
+  routeUpgrades(app.getHttpServer(), app.getHttpAdapter().getInstance());
   app.enableShutdownHooks();
   const config = app.get<{ API_PORT: number; API_ADDRESS: string }>(API_CONFIG);
   await app.listen(config.API_PORT, config.API_ADDRESS);

@@ -37,6 +37,7 @@ export * from './messages/probe-result-changed.event.js';
 export * from './config.js';
 export * from './logs/pod-log-options.model.js';
 export * from './logs/log-stream.message.js';
+export * from './streams/pod-stream.message.js';
 export * from './names.js';
 export * from './limits.js';
 export * from './pod/quantity.js';

@@ -112,6 +112,16 @@ export const SUBJECTS = {
   logStreamControl: (node: string, streamId: string): string => `${PREFIX}.logs.${token(node)}.control.${token(streamId)}`,
   /** Every log stream's control subject of `node`: what its agent subscribes to. */
   nodeLogStreamControl: (node: string): string => `${PREFIX}.logs.${token(node)}.control.*`,
+  /**
+   * Exec, attach and port-forward requests for the agent of `node` (core NATS request/reply,
+   * nothing stored). Responder: that agent only; it sends the stream's frames to the reply
+   * subject. See PodStreamRequest.
+   */
+  streamRequests: (node: string): string => `${PREFIX}.streams.${token(node)}.request`,
+  /** The API's frames of one stream served by the agent of `node`: stdin, resize, acks, cancel (core NATS). */
+  streamInput: (node: string, streamId: string): string => `${PREFIX}.streams.${token(node)}.input.${token(streamId)}`,
+  /** Every stream's input subject of `node`: what its agent subscribes to. */
+  nodeStreamInput: (node: string): string => `${PREFIX}.streams.${token(node)}.input.*`,
 } as const;
 
 /** The pod whose aggregate subject this is (`SUBJECTS.pod`), or undefined for any other subject. */

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MESSAGES, type MessageType } from './message-map.js';
 import { SUBJECTS } from './subjects.js';
-import { subjectMatches, WRITE_ROUTES, WRITERS, writerOf } from './writers.js';
+import { CORE_ROUTES, subjectMatches, WRITE_ROUTES, WRITERS, writerOf } from './writers.js';
 
 const UID = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
 
@@ -60,5 +60,31 @@ describe('WRITERS', () => {
     assert.ok(!subjectMatches('a.>', 'a'));
     assert.ok(subjectMatches('a.{node}.c', 'a.n1.c', 'n1'));
     assert.ok(!subjectMatches('a.{node}.c', 'a.n2.c', 'n1'));
+  });
+});
+
+describe('CORE_ROUTES', () => {
+  it('covers every core NATS subject the API publishes to an agent', () => {
+    const streamId = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
+    const published = [
+      SUBJECTS.logRequests('node-1'),
+      SUBJECTS.logStreamControl('node-1', streamId),
+      SUBJECTS.streamRequests('node-1'),
+      SUBJECTS.streamInput('node-1', streamId),
+      SUBJECTS.mirrorDeleted('node-1'),
+    ];
+    for (const subject of published) {
+      const routes = CORE_ROUTES.filter((r) => subjectMatches(r.subject, subject, 'node-1'));
+      assert.equal(routes.length, 1, subject);
+      assert.equal(routes[0]?.publisher, 'api');
+      assert.equal(routes[0]?.subscriber, 'agent');
+      assert.equal(subjectMatches(routes[0]?.subject ?? '', subject, 'node-2'), false, `${subject} is only node-1's`);
+    }
+  });
+
+  it('lets an agent subscribe to the wildcard it uses for stream and log input', () => {
+    for (const subject of [SUBJECTS.nodeStreamInput('node-1'), SUBJECTS.nodeLogStreamControl('node-1')]) {
+      assert.ok(CORE_ROUTES.some((r) => r.subject.replace('{node}', 'node-1') === subject), subject);
+    }
   });
 });

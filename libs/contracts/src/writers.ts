@@ -84,3 +84,29 @@ export function writerOf(type: MessageType, subject: string, node?: string): Wri
   if (specific) return specific.writer;
   return routes.find((r) => subjectMatches(r.subject, subject, node ?? subject.split('.')[2]))?.writer;
 }
+
+/**
+ * A core NATS subject (request/reply or a stream's input, never stored): who publishes on
+ * it and who subscribes. `replies` says the subscriber answers on the request's reply
+ * subject (an inbox of the publisher), possibly many times (a stream's frames).
+ */
+export interface CoreRoute {
+  /** What travels on it, for docs and permissions. */
+  protocol: 'logs' | 'streams' | 'control';
+  subject: string;
+  publisher: Writer;
+  subscriber: Writer;
+  replies: boolean;
+}
+
+/**
+ * Every core NATS subject, as data beside WRITE_ROUTES, so NATS permissions can be generated
+ * from both. `{node}` is the subscribing agent's own node.
+ */
+export const CORE_ROUTES: readonly CoreRoute[] = [
+  { protocol: 'logs', subject: 'jetlet.logs.{node}.request', publisher: 'api', subscriber: 'agent', replies: true },
+  { protocol: 'logs', subject: 'jetlet.logs.{node}.control.*', publisher: 'api', subscriber: 'agent', replies: false },
+  { protocol: 'streams', subject: 'jetlet.streams.{node}.request', publisher: 'api', subscriber: 'agent', replies: true },
+  { protocol: 'streams', subject: 'jetlet.streams.{node}.input.*', publisher: 'api', subscriber: 'agent', replies: false },
+  { protocol: 'control', subject: 'jetlet.control.{node}.mirror-deleted', publisher: 'api', subscriber: 'agent', replies: false },
+];

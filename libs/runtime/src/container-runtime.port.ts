@@ -123,6 +123,43 @@ export interface ContainerRuntime {
    * ends it quietly. A container the engine does not know fails with status code 404.
    */
   streamLogs(id: string, opts: LogStreamOptions, signal: AbortSignal): AsyncIterable<string>;
+  /** Starts `command` in a running container with the standard streams asked for (`kubectl exec`). */
+  execStream(id: string, command: string[], opts: ProcessStreamOptions): Promise<ProcessStream>;
+  /** Connects to the standard streams of a running container's main process (`kubectl attach`). */
+  attach(id: string, opts: ProcessStreamOptions): Promise<ProcessStream>;
+}
+
+/** Which standard streams of a process to connect, and whether it has a terminal. */
+export interface ProcessStreamOptions {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  /** A pseudo-terminal: stdout and stderr arrive as one stream, on stdout. */
+  tty: boolean;
+}
+
+/** Output of a process: `channel` 1 is stdout, 2 stderr. */
+export interface ProcessOutput {
+  channel: 1 | 2;
+  data: Buffer;
+}
+
+/** A live connection to a process's standard streams, with back-pressure both ways. */
+export interface ProcessStream {
+  /** The output as it comes; ends when the process closes its output. Not reading it slows the process. */
+  readonly output: AsyncIterable<ProcessOutput>;
+  /** Writes to stdin; resolves once the engine has taken the bytes. */
+  write(data: Buffer): Promise<void>;
+  /** Closes stdin (the process reads end of file); output goes on. */
+  closeStdin(): void;
+  /** Tells the terminal its new size, in character cells. */
+  resize(width: number, height: number): Promise<void>;
+  /** After the output has ended: the exit code of an exec'd process; undefined for an attach or when unknown. */
+  exitCode(): Promise<number | undefined>;
+  /** Ends the connection. An exec'd process still running is killed, so none outlives its client; an attached one runs on. */
+  close(): Promise<void>;
+  /** Whether an exec'd process is still running (false for an attach). */
+  running(): Promise<boolean>;
 }
 
 export interface ExecResult {

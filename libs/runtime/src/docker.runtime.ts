@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { Readable, type Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import Docker from 'dockerode';
 import type DockerModem from 'docker-modem';
@@ -6,6 +6,8 @@ import type {
   ContainerConfig,
   ContainerRuntime,
   ExecResult,
+  ProcessStream,
+  ProcessStreamOptions,
   RuntimeContainer,
   RuntimeContainerState,
   RuntimeEvent,
@@ -14,6 +16,7 @@ import type {
   LogStreamOptions,
 } from './container-runtime.port.js';
 import { LogFrameDemuxer } from './log-frames.js';
+import { DockerProcessStream } from './docker-process-stream.js';
 import { runtimeMetrics } from '#observability';
 import { RuntimeError, statusCodeOf } from './runtime.errors.js';
 
@@ -512,6 +515,63 @@ export class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       throw this.wrap(err, `inspect exec in container ${id}`);
     }
+  }
+
+  async execStream(id: string, command: string[], opts: ProcessStreamOptions): Promise<ProcessStream> {
+    let exec: Docker.Exec;
+    let socket: Duplex;
+    try {
+      call('exec_create', 'exec_start');
+      exec = await this.docker.getContainer(id).exec({
+        Cmd: command,
+        AttachStdin: opts.stdin,
+        AttachStdout: opts.stdout,
+        AttachStderr: opts.stderr,
+        Tty: opts.tty,
+      });
+      socket = await exec.start({ hijack: true, stdin: opts.stdin, Tty: opts.tty });
+    } catch (err) {
+      throw this.wrap(err, `exec in container ${id}`);
+    }
+    return new DockerProcessStream(socket, opts.tty, {
+      resize: async (width, height) => {
+        call('exec_resize');
+        await exec.resize({ w: width, h: height });
+      },
+      inspect: async () => {
+        call('exec_inspect');
+        const info = await exec.inspect();
+        return { running: info.Running, ...(info.ExitCode !== null ? { exitCode: info.ExitCode } : {}), ...(info.Pid ? { pid: info.Pid } : {}) };
+      },
+      kill: (pid) => {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Gone already, or not in this process's pid namespace: nothing more can be done here.
+        }
+      },
+    });
+  }
+
+  async attach(id: string, opts: ProcessStreamOptions): Promise<ProcessStream> {
+    const container = this.docker.getContainer(id);
+    // Whether the output is one raw stream or multiplexed is the container's, not the client's.
+    const info = await this.inspectRaw(id);
+    if (info === undefined) throw new RuntimeError(`docker attach to container ${id} failed: no such container`, { statusCode: 404 });
+    const tty = info.Config?.Tty ?? false;
+    let socket: Duplex;
+    try {
+      call('container_attach');
+      socket = (await container.attach({ stream: true, stdin: opts.stdin, stdout: opts.stdout, stderr: opts.stderr, hijack: true })) as Duplex;
+    } catch (err) {
+      throw this.wrap(err, `attach to container ${id}`);
+    }
+    return new DockerProcessStream(socket, tty, {
+      resize: async (width, height) => {
+        call('container_resize');
+        await container.resize({ w: width, h: height });
+      },
+    });
   }
 
   /** Inspects by id or name; undefined when the engine does not know it. */

@@ -5,6 +5,7 @@ import type {
   ContainerRuntime,
   ExecResult,
   LogStreamOptions,
+  ProcessStream,
   RuntimeContainer,
   RuntimeEvent,
   RuntimeInfo,
@@ -166,6 +167,15 @@ export class FakeRuntime implements ContainerRuntime {
       return Promise.reject(new RuntimeError(`fake exec in container ${id} failed: container is not running`, { statusCode: 409 }));
     }
     return Promise.resolve({ exitCode: 0, output: '', timedOut: false });
+  }
+
+  /** A fake container has no process to connect to. */
+  execStream(id: string): Promise<ProcessStream> {
+    return Promise.reject(new RuntimeError(`fake exec in container ${id} failed: the fake runtime runs no processes`, { statusCode: 501 }));
+  }
+
+  attach(id: string): Promise<ProcessStream> {
+    return Promise.reject(new RuntimeError(`fake attach to container ${id} failed: the fake runtime runs no processes`, { statusCode: 501 }));
   }
 
   /** A fake container writes nothing: the stream is empty; with `follow` it lasts until the container stops or the caller aborts. */

@@ -3,3 +3,4 @@ export * from './docker.runtime.js';
 export * from './runtime.errors.js';
 export * from './log-frames.js';
 export * from './fake.runtime.js';
+export * from './docker-process-stream.js';

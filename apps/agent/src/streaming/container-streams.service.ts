@@ -1,0 +1,50 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { PodStreamRequest } from '#contracts';
+import { runningContainerId, type DesiredPod } from '#domain';
+import type { ContainerRuntime, ProcessStream } from '#runtime';
+import { RUNTIME } from '../agent.constants.js';
+import { DesiredStateService } from '../desired/desired-state.service.js';
+import { StatusReporter } from '../status/status-reporter.service.js';
+import { StreamRequestError } from './stream-request.error.js';
+
+/**
+ * What an exec or attach connects to, as the kubelet's streaming server finds it: the pod
+ * from this node's desired set (the incarnation the API named), the container from its
+ * spec, its running run from the last computed status; the process from the runtime.
+ */
+@Injectable()
+export class ContainerStreams {
+  constructor(
+    @Inject(RUNTIME) private readonly runtime: ContainerRuntime,
+    private readonly desired: DesiredStateService,
+    private readonly status: StatusReporter,
+  ) {}
+
+  /** Starts the exec or attaches; throws StreamRequestError when the request cannot be served. */
+  async open(request: PodStreamRequest): Promise<ProcessStream> {
+    const pod = this.find(request);
+    if (!pod) throw new StreamRequestError(404, 'NotFound', `pods "${request.name}" not found`);
+    const name = request.container ?? pod.manifest.spec.containers[0]?.name ?? '';
+    if (!pod.manifest.spec.containers.some((c) => c.name === name)) {
+      throw new StreamRequestError(400, 'BadRequest', `container ${name} is not valid for pod ${request.name}`);
+    }
+    const id = runningContainerId(
+      request.name,
+      name,
+      this.status.previous(pod.uid)?.containerStatuses?.find((s) => s.name === name),
+    );
+    if (!id.ok) throw new StreamRequestError(400, 'BadRequest', id.message);
+    const options = { stdin: request.stdin ?? false, stdout: request.stdout ?? false, stderr: request.stderr ?? false, tty: request.tty ?? false };
+    if (request.kind === 'exec') {
+      if (!request.command?.length) throw new StreamRequestError(400, 'BadRequest', 'you must specify at least one command for the container');
+      return this.runtime.execStream(id.value, request.command, options);
+    }
+    if (request.kind === 'attach') return this.runtime.attach(id.value, options);
+    throw new StreamRequestError(400, 'BadRequest', `stream kind ${request.kind} is not served here`);
+  }
+
+  /** The pod the request names, if it is on this node and not being torn down. */
+  find(request: Pick<PodStreamRequest, 'namespace' | 'name' | 'uid'>): DesiredPod | undefined {
+    return this.desired.list().find((p) => p.namespace === request.namespace && p.name === request.name && p.uid === request.uid && !p.terminating);
+  }
+}

@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Cluster, uniqueName } from '../harness/cluster.js';
+import { waitFor } from '../harness/processes.js';
+import { parsePrometheusText } from '../harness/prometheus.js';
+
+interface Run {
+  code: number | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+const pod = (name: string, command: string[]): object => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command }] },
+});
+
+const md5 = (bytes: Buffer): string => createHash('md5').update(bytes).digest('hex');
+
+/** The real kubectl (v1.32) against the API: exec, attach and cp over WebSocket, relayed to the agent over NATS. */
+describe('kubectl exec, attach and cp through the agent', () => {
+  let cluster: Cluster;
+  const node = uniqueName('exec-node');
+  let dir: string;
+
+  const start = (args: string[], stdin?: Buffer): ChildProcess => {
+    const child = spawn('kubectl', ['--server', cluster.apiUrl, '--cache-dir', join(dir, 'cache'), ...args], {
+      cwd: dir,
+      env: { ...process.env, KUBECONFIG: join(dir, 'none') },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(stdin ?? Buffer.alloc(0));
+    return child;
+  };
+
+  const collect = (child: ChildProcess, timeoutMs = 60_000): Promise<Run> => {
+    const out: Buffer[] = [];
+    let stderr = '';
+    child.stdout?.on('data', (c: Buffer) => out.push(c));
+    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    return new Promise((resolve) =>
+      child.once('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout: Buffer.concat(out), stderr });
+      }),
+    );
+  };
+
+  const kubectl = (args: string[], stdin?: Buffer): Promise<Run> => collect(start(args, stdin));
+
+  /** A gauge's value summed over its series, from an app's /metrics. */
+  const gauge = async (url: string, name: string, labels: Record<string, string> = {}): Promise<number> => {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    return parsePrometheusText(text)
+      .samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+      .reduce((sum, s) => sum + s.value, 0);
+  };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'jetlet-exec-'));
+    cluster = await Cluster.start();
+    await cluster.startAgent(node);
+    await cluster.createPod('default', pod('shell', ['sleep', '3600']));
+    await cluster.createPod('default', pod('ticker', ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done']));
+    for (const name of ['shell', 'ticker']) await cluster.waitForRunning('default', name, 120_000);
+  });
+
+  after(async () => {
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs a command with its stdout and stderr apart, and hands its exit code to kubectl', async () => {
+    const echo = await kubectl(['exec', 'shell', '--', 'echo', 'hello', 'world']);
+    assert.equal(echo.code, 0, echo.stderr);
+    assert.equal(echo.stdout.toString(), 'hello world\n');
+
+    const failing = await kubectl(['exec', 'shell', '--', 'sh', '-c', 'echo out; echo err >&2; exit 3']);
+    assert.equal(failing.code, 3, failing.stderr);
+    assert.equal(failing.stdout.toString(), 'out\n');
+    assert.match(failing.stderr, /^err\n/);
+    assert.match(failing.stderr, /command terminated with exit code 3/);
+
+    const missing = await kubectl(['exec', 'shell', '--', '/no/such/binary']);
+    assert.equal(missing.code, 126, missing.stderr);
+  });
+
+  it('passes stdin through, closes it at its end, and carries bytes unchanged both ways', async () => {
+    const blob = randomBytes(3 * 1024 * 1024 + 17);
+    const counted = await kubectl(['exec', '-i', 'shell', '--', 'sh', '-c', 'cat > /tmp/blob && md5sum /tmp/blob'], blob);
+    assert.equal(counted.code, 0, counted.stderr);
+    assert.equal(counted.stdout.toString().split(' ')[0], md5(blob));
+
+    const back = await kubectl(['exec', 'shell', '--', 'cat', '/tmp/blob']);
+    assert.equal(back.code, 0, back.stderr);
+    assert.equal(back.stdout.length, blob.length);
+    assert.equal(md5(back.stdout), md5(blob));
+  });
+
+  it('gives exec -it a terminal that follows the client size, under a real pseudo-terminal', async () => {
+    const command = `stty cols 123 rows 45; kubectl --server ${cluster.apiUrl} --cache-dir ${join(dir, 'cache')} exec -it shell -- sh -c 'tty; sleep 1; stty size; exit 4'`;
+    const run = await collect(
+      spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, KUBECONFIG: join(dir, 'none') }, stdio: ['pipe', 'pipe', 'pipe'] }),
+    );
+    const text = run.stdout.toString();
+    assert.equal(run.code, 4, text + run.stderr);
+    assert.match(text, /\/dev\/pts\/\d+/);
+    assert.match(text, /45 123/);
+  });
+
+  it('copies a file into the pod and back out with kubectl cp (tar over exec)', async () => {
+    const blob = randomBytes(2 * 1024 * 1024 + 5);
+    writeFileSync(join(dir, 'in.bin'), blob);
+    const copyIn = await kubectl(['cp', 'in.bin', 'shell:/tmp/in.bin']);
+    assert.equal(copyIn.code, 0, copyIn.stderr);
+    const sum = await kubectl(['exec', 'shell', '--', 'md5sum', '/tmp/in.bin']);
+    assert.equal(sum.stdout.toString().split(' ')[0], md5(blob));
+
+    const copyOut = await kubectl(['cp', 'shell:/tmp/in.bin', 'out.bin']);
+    assert.equal(copyOut.code, 0, copyOut.stderr);
+    assert.equal(md5(readFileSync(join(dir, 'out.bin'))), md5(blob));
+  });
+
+  it('attaches to the output of a running container', async () => {
+    const child = start(['attach', 'ticker']);
+    let seen = '';
+    child.stdout?.on('data', (c: Buffer) => (seen += c.toString()));
+    const done = collect(child);
+    await waitFor('ticks through attach', () => Promise.resolve(/tick \d+\ntick \d+\n/.test(seen)), 30_000);
+    child.kill('SIGTERM');
+    await done;
+  });
+
+  it('refuses what cannot be served with a Status kubectl prints', async () => {
+    const badContainer = await kubectl(['exec', 'shell', '-c', 'nope', '--', 'true']);
+    assert.notEqual(badContainer.code, 0);
+    assert.match(badContainer.stderr, /container nope is not valid for pod shell/);
+    const spdy = await fetch(`${cluster.apiUrl}/api/v1/namespaces/default/pods/shell/exec?command=true&stdout=true`, { method: 'POST' });
+    assert.equal(spdy.status, 400);
+    assert.match(((await spdy.json()) as { message: string }).message, /WebSocket/);
+    const none = await fetch(`${cluster.apiUrl}/api/v1/namespaces/default/pods/nosuch/exec?command=true&stdout=true`);
+    assert.equal(none.status, 404);
+    assert.deepEqual(((await none.json()) as { details: unknown }).details, { name: 'nosuch', kind: 'pods' });
+  });
+
+  it('tears a stream down when its client goes away: no process, stream or subscription is left', async () => {
+    const marker = `sleep ${1000 + Math.floor(Math.random() * 1000)}`;
+    const child = start(['exec', 'shell', '--', ...marker.split(' ')]);
+    const done = collect(child);
+    const processes = async (): Promise<string> => (await kubectl(['exec', 'shell', '--', 'ps', '-o', 'args'])).stdout.toString();
+    await waitFor('the exec to run in the container', async () => (await processes()).includes(marker), 30_000);
+    assert.equal(await gauge(cluster.agentUrl(node), 'jetlet_pod_streams', { kind: 'exec' }), 1);
+    assert.equal(await gauge(cluster.apiUrl, 'jetlet_api_pod_stream_subscriptions'), 1);
+
+    child.kill('SIGKILL');
+    await done;
+    await waitFor(
+      'the stream to be gone on both sides',
+      async () =>
+        (await gauge(cluster.agentUrl(node), 'jetlet_pod_streams', { kind: 'exec' })) === 0 &&
+        (await gauge(cluster.apiUrl, 'jetlet_api_pod_stream_subscriptions')) === 0,
+      30_000,
+    );
+    await waitFor('the process to be killed', async () => !(await processes()).includes(marker), 30_000);
+    // Every exec the tests ran has ended: Docker lists none running in the container.
+    const [container] = (await cluster.containersOf(node)).filter(
+      (c) => c.Labels['io.jetlet.pod.name'] === 'shell' && c.Labels['io.jetlet.kind'] === 'container',
+    );
+    assert.ok(container);
+    const execIds = (await cluster.docker.getContainer(container.Id).inspect()).ExecIDs ?? [];
+    const running = await Promise.all(execIds.map(async (id) => (await cluster.docker.getExec(id).inspect()).Running));
+    assert.deepEqual(
+      running.filter((r) => r),
+      [],
+    );
+  });
+});
