@@ -79,6 +79,77 @@ describe('kubectl writes', () => {
     assert.equal((await kubectl.ok(['apply', '-f', '-'], web(OTHER_IMAGE, { app: 'web' }))).trim(), 'pod/web unchanged');
   });
 
+  it('applies server-side: field managers, a conflict naming its manager, --force-conflicts, an applied label removed', async () => {
+    const ssa = (image: string, labels: Record<string, string>): string =>
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'ssa', labels },
+        spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image, command: ['sleep', '3600'], ports: [{ containerPort: 80 }] }] },
+      });
+    const managed = async (): Promise<Array<{ manager: string; operation: string; fieldsV1: Record<string, unknown> }>> =>
+      (JSON.parse(await kubectl.ok(['get', 'pod', 'ssa', '-o', 'json', '--show-managed-fields'])) as { metadata: { managedFields: [] } }).metadata
+        .managedFields;
+    const ownsImage = (entry: { fieldsV1: Record<string, unknown> } | undefined): boolean =>
+      JSON.stringify(entry?.fieldsV1).includes('"k:{\\"name\\":\\"main\\"}":{".":{},"f:command":{},"f:image":{}');
+
+    assert.equal((await kubectl.ok(['apply', '--server-side', '-f', '-'], ssa(IMAGE, { app: 'ssa', tier: 'x' }))).trim(), 'pod/ssa serverside-applied');
+    const applier = (await managed()).find((m) => m.manager === 'kubectl' && m.operation === 'Apply');
+    assert.ok(ownsImage(applier), JSON.stringify(applier));
+    // Ports are owned by port and protocol, the protocol defaulted for the key.
+    assert.match(JSON.stringify(applier?.fieldsV1), /"k:\{\\"containerPort\\":80,\\"protocol\\":\\"TCP\\"\}":\{"\.":\{\},"f:containerPort":\{\}\}/);
+    await cluster.waitForRunning('default', 'ssa');
+    // Applying the same again changes nothing.
+    assert.equal((await kubectl.ok(['apply', '--server-side', '-f', '-'], ssa(IMAGE, { app: 'ssa', tier: 'x' }))).trim(), 'pod/ssa serverside-applied');
+
+    // Another manager takes the image: the applier's next apply of its own image is a conflict naming it, and changes nothing.
+    await kubectl.ok(['set', 'image', 'pod/ssa', `main=${OTHER_IMAGE}`]);
+    const setter = (await managed()).find((m) => m.manager === 'kubectl-set' && m.operation === 'Update');
+    assert.match(JSON.stringify(setter?.fieldsV1), /"f:image":\{\}/);
+    const conflict = await kubectl.run(['apply', '--server-side', '-f', '-'], ssa(IMAGE, { app: 'ssa', tier: 'x' }));
+    assert.equal(conflict.code, 1, conflict.stdout);
+    assert.match(conflict.stderr, /Apply failed with 1 conflict: conflict with "kubectl-set" using v1: \.spec\.containers\[name="main"\]\.image/);
+    assert.equal((await pod('ssa')).spec.containers[0]?.image, OTHER_IMAGE);
+
+    // --force-conflicts takes the field back; the other manager, owning nothing else, is gone.
+    await kubectl.ok(['apply', '--server-side', '--force-conflicts', '-f', '-'], ssa(IMAGE, { app: 'ssa', tier: 'x' }));
+    assert.equal((await pod('ssa')).spec.containers[0]?.image, IMAGE);
+    assert.equal(
+      (await managed()).find((m) => m.manager === 'kubectl-set'),
+      undefined,
+    );
+
+    // A label the applier applied before and omits now is removed; one another manager set stays.
+    await kubectl.ok(['label', 'pod', 'ssa', 'owner=ops']);
+    await kubectl.ok(['apply', '--server-side', '-f', '-'], ssa(IMAGE, { app: 'ssa' }));
+    assert.deepEqual((await pod('ssa')).metadata.labels, { app: 'ssa', owner: 'ops' });
+
+    // A dry run conflicts the same way and writes nothing; a create by apply answers 201.
+    const dry = await kubectl.run(['apply', '--server-side', '--dry-run=server', '--field-manager=other', '-f', '-'], ssa(OTHER_IMAGE, { app: 'ssa' }));
+    assert.match(dry.stderr, /conflict with "kubectl"[\s\S]*\.spec\.containers\[name="main"\]\.image/);
+    await kubectl.ok(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '--field-manager=other', '-f', '-'], ssa(OTHER_IMAGE, { app: 'ssa' }));
+    // (The pod's status moves on by itself, so what is checked is its spec and owners.)
+    assert.equal((await pod('ssa')).spec.containers[0]?.image, IMAGE);
+    assert.equal(
+      (await managed()).find((m) => m.manager === 'other'),
+      undefined,
+    );
+    const created = await fetch(`${cluster.apiUrl}/api/v1/namespaces/default/pods/ssa-2?fieldManager=curl&dryRun=All`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/apply-patch+yaml' },
+      body: `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ssa-2\nspec:\n  containers:\n  - name: main\n    image: ${IMAGE}\n`,
+    });
+    assert.equal(created.status, 201);
+    assert.equal(((await created.json()) as Pod).metadata.managedFields?.[0]?.manager, 'curl');
+    const unnamed = await fetch(`${cluster.apiUrl}/api/v1/namespaces/default/pods/ssa-2`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/apply-patch+yaml' },
+      body: '{}',
+    });
+    assert.equal(unnamed.status, 422);
+    assert.match(((await unnamed.json()) as { message: string }).message, /fieldManager: Required value/);
+  });
+
   it('replaces, and patches with strategic, merge and JSON patches (a failed test changing nothing)', async () => {
     const current = await pod('web');
     current.metadata.labels = { ...current.metadata.labels, replaced: 'yes' };

@@ -15,6 +15,8 @@ async function bootstrap(): Promise<void> {
   app.useBodyParser('json', { limit: '3mb', type: ['application/json', 'application/*+json'] });
   // kubectl's typed client (create namespace) posts Kubernetes protobuf; the namespaces route reads it.
   app.useBodyParser('raw', { limit: '3mb', type: 'application/vnd.kubernetes.protobuf' });
+  // Server-side apply sends its configuration as YAML (kubectl: JSON, which YAML includes); the route parses it.
+  app.useBodyParser('text', { limit: '3mb', type: 'application/apply-patch+yaml' });
   app.use(requestMetrics);
   // Upgrades (exec, attach, port-forward) go through the same middleware, guards and routes as any request.
   routeUpgrades(app.getHttpServer(), app.getHttpAdapter().getInstance());

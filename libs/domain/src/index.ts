@@ -45,3 +45,4 @@ export * from './namespace-table.js';
 export * from './alerting.js';
 export * from './config-table.js';
 export * from './secret-box.js';
+export * from './managed-fields/index.js';

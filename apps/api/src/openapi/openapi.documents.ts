@@ -234,6 +234,7 @@ function paths(): Record<string, Record<string, unknown>> {
         ? [
             'application/json',
             ...(action === 'patch' ? ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json'] : []),
+            ...(action === 'patch' && r.kind === 'Pod' ? ['application/apply-patch+yaml'] : []),
           ]
         : undefined,
       produces: ['application/json'],

@@ -1,8 +1,10 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { MAX_TIMER_SECONDS, type Pod } from '#contracts';
 import { podFields, POD_PATCH_META, POD_SELECTABLE_FIELDS } from '#domain';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
-import { applyPatchBody, patchType } from '../patch/patch-body.js';
+import { applyPatchBody, parseApplyConfiguration, patchType } from '../patch/patch-body.js';
+import { parseFieldManagement } from '../options/field-manager.js';
 import { parseDryRun } from '../options/dry-run.js';
 import { parseListOptions, selected } from '../options/list-options.js';
 import { PodsService } from './pods.service.js';
@@ -56,8 +58,14 @@ export class PodsController {
 
   @Post('namespaces/:namespace/pods')
   @HttpCode(201)
-  create(@Param('namespace') namespace: string, @Body() body: unknown, @Query() query: Record<string, unknown>): Promise<Pod> {
-    return this.pods.create(namespace, body, parseDryRun('CreateOptions', query));
+  create(
+    @Param('namespace') namespace: string,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+    @Headers('user-agent') userAgent: string | undefined,
+  ): Promise<Pod> {
+    const dryRun = parseDryRun('CreateOptions', query);
+    return this.pods.create(namespace, body, dryRun, parseFieldManagement('CreateOptions', query, userAgent));
   }
 
   @Get('namespaces/:namespace/pods/:name')
@@ -66,22 +74,40 @@ export class PodsController {
   }
 
   @Put('namespaces/:namespace/pods/:name')
-  replace(@Param('namespace') namespace: string, @Param('name') name: string, @Body() body: unknown, @Query() query: Record<string, unknown>): Promise<Pod> {
-    return this.pods.update(namespace, name, () => body, parseDryRun('UpdateOptions', query));
+  replace(
+    @Param('namespace') namespace: string,
+    @Param('name') name: string,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+    @Headers('user-agent') userAgent: string | undefined,
+  ): Promise<Pod> {
+    const dryRun = parseDryRun('UpdateOptions', query);
+    return this.pods.update(namespace, name, () => body, dryRun, parseFieldManagement('UpdateOptions', query, userAgent));
   }
 
-  /** JSON patch, JSON merge patch and strategic merge patch (what kubectl sends), as in Kubernetes. */
+  /**
+   * JSON patch, JSON merge patch and strategic merge patch (what kubectl sends), and
+   * server-side apply, which creates the pod when there is none (201), as in Kubernetes.
+   */
   @Patch('namespaces/:namespace/pods/:name')
-  patch(
+  async patch(
     @Param('namespace') namespace: string,
     @Param('name') name: string,
     @Headers('content-type') contentType: string | undefined,
+    @Headers('user-agent') userAgent: string | undefined,
     @Body() body: unknown,
     @Query() query: Record<string, unknown>,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<Pod> {
     const dryRun = parseDryRun('PatchOptions', query);
-    const type = patchType(contentType);
-    return this.pods.update(namespace, name, (current) => applyPatchBody(current, type, body, POD_PATCH_META), dryRun);
+    const type = patchType(contentType, { apply: true });
+    const management = parseFieldManagement('PatchOptions', query, userAgent, type === 'application/apply-patch+yaml');
+    if (type === 'application/apply-patch+yaml') {
+      const { pod, created } = await this.pods.apply(namespace, name, parseApplyConfiguration(body, 'v1', 'Pod'), management, dryRun);
+      if (created) response.status(201);
+      return pod;
+    }
+    return this.pods.update(namespace, name, (current) => applyPatchBody(current, type, body, POD_PATCH_META), dryRun, management);
   }
 
   @Delete('namespaces/:namespace/pods/:name')

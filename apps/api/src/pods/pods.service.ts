@@ -2,15 +2,83 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BUS, SequenceConflictError, type Bus } from '#bus';
 import { ContractValidationError, parseContract, PodManifest, STREAMS, SUBJECTS, type Pod } from '#contracts';
-import { applyPodDefaults, forbiddenSpecChange, podSpecCauses, podView, type PodRecord } from '#domain';
+import {
+  ApplyConflictError,
+  applyManagedFields,
+  ApplySchemaError,
+  applyPodDefaults,
+  decodeManagedFields,
+  describeManager,
+  encodeManagedFields,
+  FieldSetError,
+  forbiddenSpecChange,
+  managerKey,
+  podSpecCauses,
+  podView,
+  POD_APPLY_SCHEMA,
+  toFieldSet,
+  updateManagedFields,
+  type Managers,
+  type PodRecord,
+} from '#domain';
 import { podRef } from '#observability';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
+import type { FieldManagement } from '../options/field-manager.js';
 import { ProjectionService } from '../projection/projection.service.js';
 
 /** How many times a write re-reads and decides again after losing a concurrency race. */
 const CONFLICT_RETRIES = 5;
+
+/** A pod as an empty Pod decodes in Kubernetes: what a create's fields are compared with. */
+const EMPTY_POD = { metadata: {}, spec: { containers: null }, status: {} };
+
+/** The manager of writes whose request named none (jetctl, curl). */
+const DEFAULT_MANAGEMENT: FieldManagement = { manager: 'unknown', force: false };
+
+/** Now, as managedFields times are written: whole seconds. */
+const nowSeconds = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** managedFields the request set, when they can be read and are not empty (else the live ones stand, as in Kubernetes). */
+function requestedManagers(object: unknown): Managers | undefined {
+  const entries = (object as { metadata?: { managedFields?: unknown } } | null)?.metadata?.managedFields;
+  if (!Array.isArray(entries) || entries.length === 0) return undefined;
+  try {
+    return decodeManagedFields(entries);
+  } catch (error) {
+    if (error instanceof FieldSetError) return undefined;
+    throw error;
+  }
+}
+
+/** The live object's managers; one that cannot be read is dropped rather than failing every write. */
+function liveManagers(object: { metadata?: { managedFields?: unknown } }): Managers {
+  try {
+    return decodeManagedFields(object.metadata?.managedFields);
+  } catch (error) {
+    if (error instanceof FieldSetError) return new Map();
+    throw error;
+  }
+}
+
+/** An apply's conflicts as the API server answers them: 409 naming each field and its manager. */
+function conflictStatus(error: ApplyConflictError): KubeStatusException {
+  return new KubeStatusException(409, 'Conflict', error.message, {
+    causes: error.conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${describeManager(c)}`, field: c.path })),
+  });
+}
+
+/** Runs a server-side apply's field-ownership step, turning its errors into Statuses. */
+function serverSideApply(live: unknown, config: unknown, managers: Managers, management: FieldManagement) {
+  try {
+    return applyManagedFields(live, config, POD_APPLY_SCHEMA, managers, management.manager, management.force, nowSeconds());
+  } catch (error) {
+    if (error instanceof ApplyConflictError) throw conflictStatus(error);
+    if (error instanceof ApplySchemaError) throw new KubeStatusException(422, 'Invalid', error.message);
+    throw error;
+  }
+}
 
 /** Pod writes: validate, append to the pod's subject with optimistic concurrency, read back. */
 @Injectable()
@@ -64,7 +132,7 @@ export class PodsService {
   }
 
   /** With `dryRun`, everything but the write: validated, defaulted and answered as if stored (no resourceVersion, as Kubernetes). */
-  async create(namespace: string, body: unknown, dryRun = false): Promise<Pod> {
+  async create(namespace: string, body: unknown, dryRun = false, management: FieldManagement = DEFAULT_MANAGEMENT, applied?: Managers): Promise<Pod> {
     const podName = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
     this.admitToNamespace(namespace, typeof podName === 'string' ? podName : '');
     const manifest = this.validate(namespace, body);
@@ -86,6 +154,10 @@ export class PodsService {
           generation: 1,
         },
       };
+      const managers = applied ?? this.createdManagers(body, pod, management);
+      const managedFields = encodeManagedFields(managers);
+      if (managedFields) pod.metadata.managedFields = managedFields;
+      else delete pod.metadata.managedFields;
       if (dryRun) {
         const view = podView({ namespace, name, uid, manifest: pod, subjectSeq: 0, resourceVersion: 0, removed: false });
         const { resourceVersion: _none, ...metadata } = view.metadata;
@@ -111,12 +183,62 @@ export class PodsService {
     throw new KubeStatusException(409, 'Conflict', `pods "${name}": too many concurrent writes, try again`);
   }
 
+  /** A create's managers: what the request brought, plus the creator owning every field it set (defaults included). */
+  private createdManagers(body: unknown, pod: PodManifest, management: FieldManagement): Managers {
+    const { status: _status, ...created } = podView({
+      namespace: pod.metadata.namespace ?? '',
+      name: pod.metadata.name,
+      uid: pod.metadata.uid ?? '',
+      manifest: pod,
+      subjectSeq: 0,
+      resourceVersion: 0,
+      removed: false,
+    });
+    return updateManagedFields(EMPTY_POD, created, POD_APPLY_SCHEMA, requestedManagers(body) ?? new Map<string, never>(), management.manager, nowSeconds());
+  }
+
+  /**
+   * Server-side apply (`application/apply-patch+yaml`): the configuration merged into the
+   * live pod with field ownership (conflicts are a 409 naming each field and its manager,
+   * unless forced), or a new pod when none exists. Returns whether it created.
+   */
+  async apply(
+    namespace: string,
+    name: string,
+    config: Record<string, unknown>,
+    management: FieldManagement,
+    dryRun = false,
+  ): Promise<{ pod: Pod; created: boolean }> {
+    const configName = (config.metadata as { name?: unknown } | undefined)?.name;
+    if (configName !== name)
+      throw KubeStatusException.badRequest(`the name of the object (${String(configName)}) does not match the name on the URL (${name})`);
+    if (!this.projection.pods.get(namespace, name)) {
+      const { object, managers } = serverSideApply(EMPTY_POD, config, new Map(), management);
+      const { status: _status, ...body } = object as Record<string, unknown>;
+      try {
+        return { pod: await this.create(namespace, body, dryRun, management, managers), created: true };
+      } catch (error) {
+        // Created meanwhile: apply to it.
+        if (!(error instanceof KubeStatusException && error.getStatus() === 409 && (error.getResponse() as { reason?: string }).reason === 'AlreadyExists'))
+          throw error;
+      }
+    }
+    return { pod: await this.update(namespace, name, () => config, dryRun, management, config), created: false };
+  }
+
   /**
    * Replaces (PUT) or patches (PATCH) a pod. As in Kubernetes only the containers' images
    * may change in the spec, plus labels and annotations; an image change bumps the
    * generation and restarts just that container on its node.
    */
-  async update(namespace: string, name: string, change: (current: Omit<Pod, 'status'>) => unknown, dryRun = false): Promise<Pod> {
+  async update(
+    namespace: string,
+    name: string,
+    change: (current: Omit<Pod, 'status'>) => unknown,
+    dryRun = false,
+    management: FieldManagement = DEFAULT_MANAGEMENT,
+    applyConfig?: Record<string, unknown>,
+  ): Promise<Pod> {
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
       const record = this.projection.pods.get(namespace, name);
       if (!record) throw KubeStatusException.notFound('pods', name);
@@ -129,7 +251,22 @@ export class PodsService {
         );
       const current = podView(record);
       const { status: _status, ...currentObject } = current;
-      const proposed = change(currentObject);
+      let proposed: unknown;
+      let applied: Managers | undefined;
+      if (applyConfig) {
+        // A pod no apply has touched yet: everything in it belongs to whoever wrote it before, as Kubernetes' before-first-apply.
+        const managers = liveManagers(currentObject);
+        if (managers.size === 0) {
+          const { status: _s, ...owned } = currentObject as Record<string, unknown>;
+          managers.set(managerKey('before-first-apply', 'Update'), {
+            manager: 'before-first-apply',
+            operation: 'Update',
+            apiVersion: 'v1',
+            set: toFieldSet(owned, POD_APPLY_SCHEMA),
+          });
+        }
+        ({ object: proposed, managers: applied } = serverSideApply(currentObject, applyConfig, managers, management));
+      } else proposed = change(currentObject);
       const expectedVersion = (proposed as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
       // A PUT or PATCH that names a resourceVersion is a precondition on it, as in Kubernetes.
       if (
@@ -167,12 +304,27 @@ export class PodsService {
         annotations: manifest.metadata.annotations,
         generation: (record.manifest.metadata.generation ?? 1) + (specChanged ? 1 : 0),
       };
-      const metaChanged =
-        JSON.stringify([metadata.labels, metadata.annotations]) !== JSON.stringify([record.manifest.metadata.labels, record.manifest.metadata.annotations]);
-      if (!specChanged && !metaChanged) return current;
       // Only the images change: the rest of each container stays as written, so no other container restarts.
       const containers = record.manifest.spec.containers.map((c, i) => ({ ...c, image: after.containers[i]?.image ?? c.image }));
       const pod: PodManifest = { ...record.manifest, metadata, spec: { ...record.manifest.spec, containers } };
+      const { status: _after, ...next } = podView({ ...record, manifest: pod });
+      const managers =
+        applied ??
+        updateManagedFields(
+          currentObject,
+          next,
+          POD_APPLY_SCHEMA,
+          requestedManagers(proposed) ?? liveManagers(currentObject),
+          management.manager,
+          nowSeconds(),
+        );
+      const managedFields = encodeManagedFields(managers);
+      if (managedFields) metadata.managedFields = managedFields;
+      else delete metadata.managedFields;
+      const metaChanged =
+        JSON.stringify([metadata.labels, metadata.annotations, metadata.managedFields]) !==
+        JSON.stringify([record.manifest.metadata.labels, record.manifest.metadata.annotations, record.manifest.metadata.managedFields]);
+      if (!specChanged && !metaChanged) return current;
       if (dryRun) return podView({ ...record, manifest: pod });
       try {
         const { seq } = await this.bus.publish(

@@ -1,8 +1,48 @@
-import { IsISO8601, IsInt, Max, Min, IsOptional, IsString } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsIn, IsISO8601, IsInt, IsObject, Max, MaxLength, Min, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { MAX_TIMER_SECONDS } from '../limits.js';
 import { IsAnnotationMap, IsDns1123Label, IsDns1123Subdomain, IsLabelMap } from '../names.js';
 
 export { DNS1123_LABEL, DNS1123_SUBDOMAIN } from '../names.js';
+
+/**
+ * Which fields one manager owns (Kubernetes' ManagedFieldsEntry): written by the API on every
+ * create, update and server-side apply.
+ */
+export class ManagedFieldsEntry {
+  /** The field manager: the request's `fieldManager`, else the client's user agent up to its first `/`. */
+  @IsString()
+  @MaxLength(128)
+  manager: string;
+
+  /** `Apply` for server-side apply, `Update` for every other write. */
+  @IsIn(['Apply', 'Update'])
+  operation: 'Apply' | 'Update';
+
+  /** The version the fields are named in; always `v1` here. */
+  @IsString()
+  apiVersion: string;
+
+  /** ISO 8601 time of the manager's last change to its fields. */
+  @IsOptional()
+  @IsISO8601()
+  time?: string;
+
+  /** Always `FieldsV1`. */
+  @IsOptional()
+  @IsIn(['FieldsV1'])
+  fieldsType?: 'FieldsV1';
+
+  /** The owned fields as a tree: `f:<field>`, `k:<keys JSON>` for list items by key, `v:<value>`, `.` for the node itself. */
+  @IsOptional()
+  @IsObject()
+  fieldsV1?: Record<string, unknown>;
+
+  /** The subresource written through (`status`), if any. */
+  @IsOptional()
+  @IsString()
+  subresource?: string;
+}
 
 /** Kubernetes ObjectMeta, the subset jetlet keeps. */
 export class ObjectMeta {
@@ -57,6 +97,14 @@ export class ObjectMeta {
   @IsInt()
   @Min(1)
   generation?: number;
+
+  /** Who owns which fields, for server-side apply; maintained by the API. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => ManagedFieldsEntry)
+  managedFields?: ManagedFieldsEntry[];
 
   /** Accepted for compatibility with manifests that carry it; ignored. */
   @IsOptional()
