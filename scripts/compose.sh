@@ -13,7 +13,7 @@ source scripts/services.sh
 
 LAB_IMAGE=jetlet/lab:dev
 # Binaries of the image, each with the shared libraries it loads.
-LAB_BINARIES=(node nats-server docker-registry dockerd docker-proxy containerd containerd-shim-runc-v2 runc docker)
+LAB_BINARIES=(node nats-server docker-registry dockerd docker-proxy containerd containerd-shim-runc-v2 runc docker prometheus prometheus-alertmanager)
 
 # copy_with_libs BINARY ROOTFS DEST: the binary at DEST and every library it loads at its own path.
 copy_with_libs() {
@@ -29,8 +29,9 @@ lab_digest() {
   local bin
   {
     for bin in "${LAB_BINARIES[@]}"; do sha256sum "$(command -v "$bin")"; done
-    sha256sum /usr/bin/busybox package-lock.json package.json images/lab/*
+    sha256sum /usr/bin/busybox /usr/share/prometheus/alertmanager/*.tmpl package-lock.json package.json scripts/compose.sh images/lab/*
     find dist -type f -name '*.js' ! -name '*spec.js' ! -path 'dist/bench/*' | LC_ALL=C sort | xargs sha256sum
+    find deploy -type f | LC_ALL=C sort | xargs sha256sum
     docker image inspect -f '{{.Id}}' jetlet/pause:1.0 jetlet/busybox:1.35
   } | sha256sum | cut -c1-16
 }
@@ -106,10 +107,14 @@ build_image() {
   ln -s ../run "$rootfs/var/run"
   printf 'root:x:0:0:root:/root:/bin/sh\n' >"$rootfs/etc/passwd"
   printf 'root:x:0:\ndocker:x:999:\n' >"$rootfs/etc/group"
-  cp images/lab/registry.yml images/lab/node-entrypoint.sh "$rootfs/lab/"
+  cp images/lab/registry.yml images/lab/node-entrypoint.sh images/lab/prometheus.yml images/lab/alertmanager.yml "$rootfs/lab/"
+  cp images/lab/nsswitch.conf "$rootfs/etc/nsswitch.conf"
+  # Alertmanager will not start without its notification templates (and serves its UI from here).
+  mkdir -p "$rootfs/usr/share/prometheus"
+  cp -rL /usr/share/prometheus/alertmanager "$rootfs/usr/share/prometheus/"
   seeded_registry "$ctx/registry"
   production_modules "$ctx/modules"
-  cp -r package.json dist "$ctx/app/"
+  cp -r package.json dist deploy "$ctx/app/"
   cp images/lab/Dockerfile "$ctx/"
   DOCKER_BUILDKIT=0 docker build -q --label "io.jetlet.build=$digest" -t "$LAB_IMAGE" "$ctx" >/dev/null
   rm -rf "$ctx"

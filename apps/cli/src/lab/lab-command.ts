@@ -55,6 +55,8 @@ export async function runLab(argv: string[], project = process.env.COMPOSE_PROJE
   }
   console.log(report.did);
   for (const line of report.watch) console.log(`  watch: ${line}`);
+  const alerts = await drills.alertsUrl();
+  if (alerts) console.log(`  watch: the alerts it raises, in Alertmanager: ${alerts} (or jetctl events -f)`);
   console.log(`  undo:  ${report.undo}`);
   return 0;
 }

@@ -247,6 +247,13 @@ echo "$mb MiB taken, $(( free / 1048576 - mb )) MiB left"`;
     return c;
   }
 
+  /** Where the lab's Alertmanager lists its alerts, on the port it is published on; undefined without one. */
+  async alertsUrl(): Promise<string | undefined> {
+    const alertmanager = (await this.containers()).find((c) => c.Labels['com.docker.compose.service'] === 'alertmanager' && c.State === 'running');
+    const port = alertmanager?.Ports.find((p) => p.PrivatePort === 9093 && p.PublicPort)?.PublicPort;
+    return port ? `http://127.0.0.1:${port}/api/v2/alerts` : undefined;
+  }
+
   private controlPlaneWatch(target: string): string[] {
     if (target.startsWith('nats-'))
       return [
