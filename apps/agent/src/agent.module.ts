@@ -3,6 +3,7 @@ import { BusModule } from '#bus';
 import { DockerRuntime, FakeRuntime, type ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from './agent.constants.js';
 import { AgentConfig } from './agent.config.js';
+import { AssignmentsController } from './desired/assignments.controller.js';
 import { DesiredStateService } from './desired/desired-state.service.js';
 import { EventRecorder } from './events/event-recorder.service.js';
 import { HandlerRunner } from './lifecycle/handler-runner.js';
@@ -12,6 +13,8 @@ import { StaticPodSource } from './static-pods/static-pod-source.service.js';
 import { AgentHttpController } from './http/agent-http.controller.js';
 import { ContainerLogs } from './logs/container-logs.service.js';
 import { LogResponder } from './logs/log-responder.service.js';
+import { LogsController } from './logs/logs.controller.js';
+import { MirrorControlController } from './static-pods/mirror-control.controller.js';
 import { PodStartTracker } from './status/pod-start-tracker.js';
 import { NodeService } from './node/node.service.js';
 import { PlegService } from './pleg/pleg.service.js';
@@ -37,14 +40,17 @@ export class AgentModule {
     return {
       module: AgentModule,
       imports: [
-        BusModule.forRoot(() => ({
-          servers: config.NATS_URL,
-          streamReplicas: config.STREAM_REPLICAS,
-          name: `jetlet-agent-${config.NODE_NAME}`,
-          source: { component: 'agent', node: config.NODE_NAME },
-        })),
+        BusModule.forRoot(
+          () => ({
+            servers: config.NATS_URL,
+            streamReplicas: config.STREAM_REPLICAS,
+            name: `jetlet-agent-${config.NODE_NAME}`,
+            source: { component: 'agent', node: config.NODE_NAME },
+          }),
+          () => ({ node: config.NODE_NAME, config: { ...config } }),
+        ),
       ],
-      controllers: [AgentHttpController],
+      controllers: [AgentHttpController, AssignmentsController, LogsController, MirrorControlController],
       providers: [
         { provide: AGENT_CONFIG, useValue: config },
         { provide: RUNTIME, useFactory: () => createRuntime(config, nodeIndex) },

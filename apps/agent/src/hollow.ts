@@ -3,7 +3,8 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
-import type { INestApplicationContext } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
+import { JetStreamServer } from '#bus';
 import { loadConfig } from '#contracts';
 import { createLogger } from '#observability';
 import { AgentConfig } from './agent.config.js';
@@ -16,7 +17,7 @@ const START_CONCURRENCY = 25;
 /**
  * Hollow nodes, as kubemark's HollowNode: HOLLOW_NODES real agents in one process, each
  * with its own NATS connection, registration, heartbeats, desired state, reconciler and
- * PLEG, over the in-memory FakeRuntime. No HTTP servers (application contexts only), no
+ * PLEG, over the in-memory FakeRuntime. No HTTP servers (the apps never listen), no
  * Docker. The rest of the environment (NATS_URL, HEARTBEAT_SECONDS, ...) is shared.
  */
 async function bootstrap(): Promise<void> {
@@ -30,7 +31,7 @@ async function bootstrap(): Promise<void> {
     return { i, config: loadConfig(AgentConfig, { ...process.env, NODE_NAME: name, RUNTIME: 'fake', AGENT_ROOT_DIR: join(rootDir, name) }) };
   });
 
-  const contexts: INestApplicationContext[] = [];
+  const contexts: INestApplication[] = [];
   let stopping: Promise<void> | undefined;
   const stopAll = (): Promise<void> =>
     (stopping ??= (async () => {
@@ -53,8 +54,12 @@ async function bootstrap(): Promise<void> {
   const queue = [...configs];
   const worker = async (): Promise<void> => {
     for (let next = queue.shift(); next !== undefined && stopping === undefined; next = queue.shift()) {
-      const context = await NestFactory.createApplicationContext(AgentModule.forConfig(next.config, next.i), { logger, abortOnError: false });
-      contexts.push(context);
+      // An application that never listens on HTTP: its handlers run on the transport only.
+      const app = await NestFactory.create(AgentModule.forConfig(next.config, next.i), { logger, abortOnError: false });
+      app.connectMicroservice({ strategy: app.get(JetStreamServer) });
+      contexts.push(app);
+      await app.init();
+      await app.startAllMicroservices();
     }
   };
   try {

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { JetStreamServer } from '#bus';
 import { loadConfig } from '#contracts';
 import { createLogger } from '#observability';
 import { AgentConfig } from './agent.config.js';
@@ -19,7 +20,10 @@ async function bootstrap(): Promise<void> {
   );
   const app = await NestFactory.create(AgentModule.forConfig(config), { logger });
   app.enableShutdownHooks();
+  app.connectMicroservice({ strategy: app.get(JetStreamServer) });
   await app.init();
+  // Resolves once the node's assignments are read: the agent says it is up after that.
+  await app.startAllMicroservices();
   await new Promise<void>((resolve) => (startup ? startup.close(() => resolve()) : resolve()));
   await app.listen(config.AGENT_PORT, config.AGENT_ADDRESS);
   logger.log(`agent for node ${config.NODE_NAME} serving on ${await app.getUrl()}`, 'Bootstrap');

@@ -4,6 +4,7 @@ import { loadConfig } from '#contracts';
 import { MetricsController } from '#observability';
 import { ALERT_RULES, ALERTER_CONFIG, CLOCK, type Clock } from './alerter.constants.js';
 import { AlerterConfig } from './alerter.config.js';
+import { AlerterController } from './alerting/alerter.controller.js';
 import { AlerterService } from './alerting/alerter.service.js';
 import { AlerterHttpController } from './http/alerter-http.controller.js';
 import { loadAlertRules } from './rules/alert-rules.js';
@@ -15,9 +16,12 @@ const clock: Clock = { now: () => Date.now() };
 
 @Module({
   imports: [
-    BusModule.forRoot(() => ({ servers: config.NATS_URL, name: 'jetlet-alerter', streamReplicas: config.STREAM_REPLICAS, source: { component: 'alerter' } })),
+    BusModule.forRoot(
+      () => ({ servers: config.NATS_URL, name: 'jetlet-alerter', streamReplicas: config.STREAM_REPLICAS, source: { component: 'alerter' } }),
+      () => ({ config: { ...config }, now: () => clock.now() }),
+    ),
   ],
-  controllers: [MetricsController, AlerterHttpController],
+  controllers: [MetricsController, AlerterHttpController, AlerterController],
   providers: [{ provide: ALERTER_CONFIG, useValue: config }, { provide: ALERT_RULES, useValue: rules }, { provide: CLOCK, useValue: clock }, AlerterService],
 })
 export class AlerterModule {}

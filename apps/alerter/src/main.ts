@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { JetStreamServer } from '#bus';
 import { createLogger } from '#observability';
 
 async function bootstrap(): Promise<void> {
@@ -10,6 +11,9 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create(AlerterModule, { logger });
   app.enableShutdownHooks();
   const config = app.get<{ ALERTER_PORT: number; ALERTER_ADDRESS: string }>(ALERTER_CONFIG);
+  app.connectMicroservice({ strategy: app.get(JetStreamServer) });
+  await app.init();
+  await app.startAllMicroservices();
   await app.listen(config.ALERTER_PORT, config.ALERTER_ADDRESS);
   logger.log(`alerter serving on ${await app.getUrl()}`, 'Bootstrap');
 }

@@ -24,6 +24,7 @@ import { PodLogsService } from './pods/pod-logs.service.js';
 import { PodStreamsController } from './streaming/pod-streams.controller.js';
 import { PodStreamsService } from './streaming/pod-streams.service.js';
 import { PrintingInterceptor } from './printing/printing.interceptor.js';
+import { ProjectionController } from './projection/projection.controller.js';
 import { ProjectionService } from './projection/projection.service.js';
 import { StaleReadInterceptor } from './projection/stale-read.interceptor.js';
 import { WatchMiddleware } from './watch/watch.middleware.js';
@@ -55,6 +56,7 @@ const config = loadConfig(ApiConfig);
     OpenApiController,
     NamespacesController,
     ConfigObjectsController,
+    ProjectionController,
   ],
   providers: [
     { provide: API_CONFIG, useValue: config },

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { JetStreamServer } from '#bus';
 import { createLogger } from '#observability';
 import { requestMetrics } from './metrics/request-metrics.js';
 import { routeUpgrades } from './streaming/upgrade.js';
@@ -22,6 +23,10 @@ async function bootstrap(): Promise<void> {
   routeUpgrades(app.getHttpServer(), app.getHttpAdapter().getInstance());
   app.enableShutdownHooks();
   const config = app.get<{ API_PORT: number; API_ADDRESS: string }>(API_CONFIG);
+  // The stream handlers beside the HTTP server; init() returns once the projections have caught up.
+  app.connectMicroservice({ strategy: app.get(JetStreamServer) });
+  await app.init();
+  await app.startAllMicroservices();
   await app.listen(config.API_PORT, config.API_ADDRESS);
   logger.log(`API serving on ${await app.getUrl()}`, 'Bootstrap');
 }

@@ -4,6 +4,7 @@ import { loadConfig } from '#contracts';
 import { SCHEDULER_CONFIG } from './scheduler.constants.js';
 import { SchedulerConfig } from './scheduler.config.js';
 import { MetricsServer } from './metrics/metrics-server.service.js';
+import { SchedulingController } from './scheduling/scheduling.controller.js';
 import { SchedulingService } from './scheduling/scheduling.service.js';
 
 const config = loadConfig(SchedulerConfig);
@@ -17,6 +18,7 @@ const config = loadConfig(SchedulerConfig);
       source: { component: 'scheduler' },
     })),
   ],
+  controllers: [SchedulingController],
   providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, SchedulingService, MetricsServer],
 })
 export class SchedulerModule {}

@@ -1,5 +1,7 @@
-import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { Bus, type BusOptions } from './bus.js';
+import { JetStreamClient } from './transport/jetstream.client.js';
+import { JetStreamServer, type JetStreamServerOptions } from './transport/jetstream.server.js';
 
 /** Injection token for the connected Bus. */
 export const BUS = Symbol('BUS');
@@ -7,8 +9,25 @@ const BUS_OPTIONS = Symbol('BUS_OPTIONS');
 
 /** Drains the connection when the application shuts down, after consumers stopped in onModuleDestroy. */
 @Injectable()
-class BusLifecycle implements OnApplicationShutdown {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+class BusLifecycle implements OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown {
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    private readonly server: JetStreamServer,
+  ) {}
+
+  /**
+   * Handlers connected with `app.connectMicroservice({ strategy })` before `init()` get their
+   * messages from here on: this module's bootstrap runs before the apps' own, so those see
+   * projections that have caught up with the streams.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.server.getHandlers().size > 0) await this.server.start();
+  }
+
+  /** Handlers stop getting messages before the services behind them stop. */
+  async onModuleDestroy(): Promise<void> {
+    await this.server.close();
+  }
 
   async onApplicationShutdown(): Promise<void> {
     await this.bus.close();
@@ -17,8 +36,12 @@ class BusLifecycle implements OnApplicationShutdown {
 
 @Module({})
 export class BusModule {
-  /** Connects (with retry) and ensures the streams before the application starts. */
-  static forRoot(options: () => BusOptions): DynamicModule {
+  /**
+   * Connects (with retry) and ensures the streams before the application starts. Provides
+   * the Bus, the transport strategy (`app.connectMicroservice({ strategy: app.get(JetStreamServer) })`)
+   * and its client; `server` says which node THIS_NODE stands for and what config deliver policies see.
+   */
+  static forRoot(options: () => BusOptions, server: () => JetStreamServerOptions = () => ({})): DynamicModule {
     return {
       module: BusModule,
       global: true,
@@ -33,9 +56,11 @@ export class BusModule {
             return bus;
           },
         },
+        { provide: JetStreamServer, inject: [BUS], useFactory: (bus: Bus) => new JetStreamServer(bus, server()) },
+        { provide: JetStreamClient, inject: [BUS], useFactory: (bus: Bus) => new JetStreamClient(bus) },
         BusLifecycle,
       ],
-      exports: [BUS],
+      exports: [BUS, JetStreamServer, JetStreamClient],
     };
   }
 }

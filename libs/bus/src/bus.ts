@@ -30,6 +30,9 @@ import {
 import { busMetrics, consumerLag, enableProcessMetrics } from '#observability';
 import { BusError, BusUnavailableError, MessageTooLargeError, SequenceConflictError } from './bus.errors.js';
 import { Outbox, type OutboxOptions } from './outbox.js';
+import { JetStreamContext, type ConsumerRef, type Delivery } from './transport/jetstream.context.js';
+
+export type { Delivery } from './transport/jetstream.context.js';
 
 /** JetStream's error code for a failed expected-last-(subject-)sequence check. */
 const WRONG_LAST_SEQUENCE = 10071;
@@ -73,14 +76,6 @@ export interface Published<T extends MessageType> {
   envelope: Envelope<T>;
 }
 
-/** Where a message sits in its stream. */
-export interface Delivery {
-  subject: string;
-  seq: number;
-  /** Messages still to come for this consumer when this one was sent. */
-  pending: number;
-}
-
 export type Handler = (envelope: AnyEnvelope, delivery: Delivery) => Promise<void> | void;
 
 /** An open consumer: its message iterator and how many messages waited when it opened. */
@@ -90,6 +85,24 @@ interface Opened {
 }
 
 export type DeliverFrom = 'all' | 'last_per_subject' | 'new' | { startSeq: number } | { startTime: string };
+
+/** One consumer on one stream: durable (acked, survives the process) when `durable` is set, else ordered. */
+export interface ConsumerSpec {
+  stream: string;
+  filterSubject: string;
+  from: DeliverFrom;
+  /** Durable name; without it the consumer is ordered (ack-less, in memory) and resumes after the last sequence seen. */
+  durable?: string;
+  /** Delete the durable first, so delivery starts again from `from` (how an agent rebuilds). */
+  recreate?: boolean;
+  /** How often a message is delivered before JetStream gives up on it (-1: no limit). */
+  maxDeliver?: number;
+  /** How long a delivered message may stay unacknowledged before it is sent again, ms (30 s). */
+  ackWaitMs?: number;
+}
+
+/** Gets every message of a consumer, raw; it settles the message itself (see JetStreamContext). */
+export type RawHandler = (m: JsMsg) => Promise<void>;
 
 export interface Subscription {
   /** Resolves once everything in the stream at subscription time has been handled. */
@@ -399,36 +412,8 @@ export class Bus {
     options: { durable: string; filterSubject: string; from: DeliverFrom; recreate?: boolean; maxDeliver?: number },
     handler: Handler,
   ): Promise<Subscription> {
-    const open = async (first: boolean): Promise<Opened> => {
-      if (first && options.recreate) {
-        try {
-          await this.jsm.consumers.delete(stream, options.durable);
-        } catch (error) {
-          if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
-        }
-      }
-      const existing = await this.jsm.consumers.info(stream, options.durable).catch((error: unknown) => {
-        if (error instanceof JetStreamApiError && error.status === 404) return undefined;
-        throw error;
-      });
-      // Gone after the first open: deleted by an operator, or lost with the server's state.
-      // Deliveries start over from `from`; handlers are idempotent by sequence.
-      if (!existing) {
-        await this.jsm.consumers.add(stream, {
-          durable_name: options.durable,
-          ack_policy: AckPolicy.Explicit,
-          filter_subject: options.filterSubject,
-          ack_wait: 30e9,
-          max_deliver: options.maxDeliver ?? -1,
-          ...deliverConfig(options.from),
-        });
-      }
-      const consumer = await this.js.consumers.get(stream, options.durable);
-      const info = await consumer.info(true);
-      const messages = await consumer.consume({ max_messages: 256, expires: CONSUMER_EXPIRES_MS });
-      return { messages, pending: info.num_pending + info.num_ack_pending };
-    };
-    return this.supervise(stream, options.durable, open, handler, true);
+    const ref: ConsumerRef = { stream, consumer: options.durable, acked: true };
+    return this.open({ stream, ...options }, (m) => this.handleDecoded(m, ref, handler));
   }
 
   /**
@@ -441,28 +426,77 @@ export class Bus {
     options: { filterSubject: string; from: DeliverFrom; onSkip?: (delivery: Delivery) => void },
     handler: Handler,
   ): Promise<Subscription> {
-    let lastSeq = 0;
-    const open = async (): Promise<Opened> => {
-      const from: DeliverFrom = lastSeq > 0 ? { startSeq: lastSeq + 1 } : options.from;
-      const consumer = await this.js.consumers.get(stream, { filter_subjects: options.filterSubject, ...deliverConfig(from) });
+    const ref: ConsumerRef = { stream, consumer: 'ordered', acked: false };
+    return this.open({ stream, filterSubject: options.filterSubject, from: options.from }, (m) => this.handleDecoded(m, ref, handler, options.onSkip));
+  }
+
+  /** Decodes and checks one message, runs `handler` on it and settles it. */
+  private async handleDecoded(m: JsMsg, ref: ConsumerRef, handler: Handler, onSkip?: (delivery: Delivery) => void): Promise<void> {
+    const ctx = new JetStreamContext(m, ref);
+    try {
+      const envelope = decodeEnvelope(m.data);
+      const mismatch = subjectNodeMismatch(m.subject, envelope);
+      if (mismatch) throw new ContractValidationError(envelope.type, [{ field: 'data.nodeName', reason: 'FieldValueForbidden', message: mismatch }]);
+      await handler(envelope, ctx.getDelivery());
+      busMetrics.consumed.inc({ stream: ref.stream, type: envelope.type });
+      ctx.ack();
+    } catch (error) {
+      if (ctx.reject(error) === 'terminated') onSkip?.(ctx.getDelivery());
+    }
+  }
+
+  /**
+   * Opens the consumer `spec` describes and hands each message, raw, to `onMessage`, which
+   * settles it. A durable consumer is created if missing (or afresh with `recreate`); an
+   * ordered one opened again resumes after the last sequence it delivered. Kept alive by
+   * `supervise`.
+   */
+  async open(spec: ConsumerSpec, onMessage: RawHandler): Promise<Subscription> {
+    const { stream, durable } = spec;
+    if (durable === undefined) {
+      let lastSeq = 0;
+      const openOrdered = async (): Promise<Opened> => {
+        const from: DeliverFrom = lastSeq > 0 ? { startSeq: lastSeq + 1 } : spec.from;
+        const consumer = await this.js.consumers.get(stream, { filter_subjects: spec.filterSubject, ...deliverConfig(from) });
+        const info = await consumer.info(true);
+        const messages = await consumer.consume({ expires: CONSUMER_EXPIRES_MS });
+        return { messages, pending: info.num_pending };
+      };
+      return this.supervise(stream, 'ordered', openOrdered, (m) => {
+        lastSeq = Math.max(lastSeq, m.seq);
+        return onMessage(m);
+      });
+    }
+    const openDurable = async (first: boolean): Promise<Opened> => {
+      if (first && spec.recreate) {
+        try {
+          await this.jsm.consumers.delete(stream, durable);
+        } catch (error) {
+          if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
+        }
+      }
+      const existing = await this.jsm.consumers.info(stream, durable).catch((error: unknown) => {
+        if (error instanceof JetStreamApiError && error.status === 404) return undefined;
+        throw error;
+      });
+      // Gone after the first open: deleted by an operator, or lost with the server's state.
+      // Deliveries start over from `from`; handlers are idempotent by sequence.
+      if (!existing) {
+        await this.jsm.consumers.add(stream, {
+          durable_name: durable,
+          ack_policy: AckPolicy.Explicit,
+          filter_subject: spec.filterSubject,
+          ack_wait: (spec.ackWaitMs ?? 30_000) * 1e6,
+          max_deliver: spec.maxDeliver ?? -1,
+          ...deliverConfig(spec.from),
+        });
+      }
+      const consumer = await this.js.consumers.get(stream, durable);
       const info = await consumer.info(true);
-      const messages = await consumer.consume({ expires: CONSUMER_EXPIRES_MS });
-      return { messages, pending: info.num_pending };
+      const messages = await consumer.consume({ max_messages: 256, expires: CONSUMER_EXPIRES_MS });
+      return { messages, pending: info.num_pending + info.num_ack_pending };
     };
-    return this.supervise(
-      stream,
-      'ordered',
-      open,
-      (envelope, delivery) => {
-        lastSeq = Math.max(lastSeq, delivery.seq);
-        return handler(envelope, delivery);
-      },
-      false,
-      (delivery) => {
-        lastSeq = Math.max(lastSeq, delivery.seq);
-        options.onSkip?.(delivery);
-      },
-    );
+    return this.supervise(stream, durable, openDurable, onMessage);
   }
 
   /**
@@ -472,14 +506,7 @@ export class Bus {
    * back-off while JetStream recovers). nats.js would recover on its own only after its
    * 30 s back-off.
    */
-  private async supervise(
-    stream: string,
-    consumerName: string,
-    open: (first: boolean) => Promise<Opened>,
-    handler: Handler,
-    acked: boolean,
-    onSkipped?: (delivery: Delivery) => void,
-  ): Promise<Subscription> {
+  private async supervise(stream: string, consumerName: string, open: (first: boolean) => Promise<Opened>, onMessage: RawHandler): Promise<Subscription> {
     let markCaughtUp: () => void = () => undefined;
     const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
     let stopped = false;
@@ -489,38 +516,8 @@ export class Bus {
     let wake: () => void = () => undefined;
 
     const handleOne = async (m: JsMsg): Promise<void> => {
-      const delivery: Delivery = { subject: m.subject, seq: m.seq, pending: m.info.pending };
       consumerLag.set({ stream, consumer: consumerName }, m.info.pending);
-      let envelope: AnyEnvelope;
-      try {
-        envelope = decodeEnvelope(m.data);
-        const mismatch = subjectNodeMismatch(m.subject, envelope);
-        if (mismatch) throw new ContractValidationError(envelope.type, [{ field: 'data.nodeName', reason: 'FieldValueForbidden', message: mismatch }]);
-      } catch (error) {
-        busMetrics.terminated.inc({ stream, consumer: consumerName });
-        const why = error instanceof ContractValidationError ? error.message : String(error);
-        this.logger.warn(`${acked ? 'terminated' : 'skipped'} invalid message on ${m.subject} (stream ${stream} seq ${m.seq}): ${why}`);
-        // No reason text: nats-server 2.9 only knows a bare +TERM (a reason makes it ignore the term).
-        if (acked) m.term();
-        onSkipped?.(delivery);
-        return;
-      }
-      try {
-        await handler(envelope, delivery);
-        busMetrics.consumed.inc({ stream, type: envelope.type });
-        if (acked) m.ack();
-      } catch (error) {
-        // A handler's own checks (beyond the contract class) reject a message like the contract does.
-        if (error instanceof ContractValidationError) {
-          busMetrics.terminated.inc({ stream, consumer: consumerName });
-          this.logger.warn(`${acked ? 'terminated' : 'skipped'} invalid message on ${m.subject} (stream ${stream} seq ${m.seq}): ${error.message}`);
-          if (acked) m.term();
-          return;
-        }
-        busMetrics.handlerErrors.inc({ stream, consumer: consumerName });
-        this.logger.error(`handling ${envelope.type} on ${m.subject} (seq ${m.seq}) failed: ${(error as Error).stack ?? String(error)}`);
-        if (acked) m.nak(Math.min(1000 * 2 ** Math.min(m.info.deliveryCount, 6), 30_000));
-      }
+      await onMessage(m);
     };
 
     /** Closes the current consumer and opens it again until that works or the subscription stops. */

@@ -1,3 +1,4 @@
 export * from './bus.js';
 export * from './bus.errors.js';
 export * from './bus.module.js';
+export * from './transport/index.js';

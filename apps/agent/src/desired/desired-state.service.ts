@@ -1,60 +1,50 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { BUS, type Bus, type Subscription } from '#bus';
-import { ContractValidationError, STREAMS, SUBJECTS, token, type AnyEnvelope } from '#contracts';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { JetStreamServer, type Delivery } from '#bus';
+import { ContractValidationError, type AnyEnvelope } from '#contracts';
 import { assignmentCauses, type DesiredPod } from '#domain';
 import { podRef } from '#observability';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { PodStartTracker } from '../status/pod-start-tracker.js';
+import { ASSIGNMENTS } from './desired.constants.js';
 
 type Listener = () => void;
 
 /**
- * What this node must run, rebuilt from its assignments at every start: the durable
- * consumer is recreated with last-per-subject delivery, so the cost grows with this
- * node's pods, not with the stream's history, and the same consumer keeps it current.
+ * What this node must run, rebuilt from its assignments at every start (AssignmentsController
+ * feeds it; its consumer is recreated with last-per-subject delivery, so the cost grows with
+ * this node's pods, not with the stream's history) and from the static pod sources.
  */
 @Injectable()
-export class DesiredStateService implements OnModuleInit, OnModuleDestroy {
+export class DesiredStateService {
   private readonly logger = new Logger(DesiredStateService.name);
   private readonly pods = new Map<string, DesiredPod>();
   private readonly staticPods = new Map<string, DesiredPod>();
   /** The newest stream sequence applied per assignment subject (kept after a pod is forgotten). */
   private readonly applied = new Map<string, number>();
   private readonly listeners = new Set<Listener>();
-  private subscription?: Subscription;
 
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
-    @Inject(BUS) private readonly bus: Bus,
+    private readonly transport: JetStreamServer,
     private readonly starts: PodStartTracker,
   ) {}
 
-  async onModuleInit(): Promise<void> {
-    const node = this.config.NODE_NAME;
-    this.subscription = await this.bus.consume(
-      STREAMS.assign,
-      { durable: `agent-${token(node)}`, filterSubject: SUBJECTS.nodeAssignments(node), from: 'last_per_subject', recreate: true },
-      (envelope, delivery) => {
-        // A redelivered or late message must not undo a newer one: an old PodAssigned after
-        // its tombstone would bring a deleted pod back.
-        if ((this.applied.get(delivery.subject) ?? 0) >= delivery.seq) return;
-        // Checked as strictly as the API checks a client: the bus terminates what fails.
-        const causes = assignmentCauses(node, delivery.subject, envelope);
-        if (causes.length > 0) throw new ContractValidationError(envelope.type, causes);
-        this.applied.set(delivery.subject, delivery.seq);
-        this.apply(envelope);
-      },
-    );
+  /** One message from this node's assignments. Throws ContractValidationError for one that fails the API's own checks. */
+  receive(envelope: AnyEnvelope, delivery: Delivery): void {
+    // A redelivered or late message must not undo a newer one: an old PodAssigned after
+    // its tombstone would bring a deleted pod back.
+    if ((this.applied.get(delivery.subject) ?? 0) >= delivery.seq) return;
+    // Checked as strictly as the API checks a client: the transport terminates what fails.
+    const causes = assignmentCauses(this.config.NODE_NAME, delivery.subject, envelope);
+    if (causes.length > 0) throw new ContractValidationError(envelope.type, causes);
+    this.applied.set(delivery.subject, delivery.seq);
+    this.apply(envelope);
   }
 
   /** Resolves once every assignment that existed at start has been applied. */
   get caughtUp(): Promise<void> {
-    return this.subscription?.caughtUp ?? Promise.resolve();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.subscription?.stop();
+    return this.transport.caughtUp(ASSIGNMENTS);
   }
 
   onChange(listener: Listener): void {

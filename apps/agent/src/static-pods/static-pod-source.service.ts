@@ -2,7 +2,6 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import type { Subscription as CoreSubscription } from '@nats-io/transport-node';
 import { BUS, type Bus } from '#bus';
 import { SUBJECTS } from '#contracts';
 import type { DesiredPod } from '#domain';
@@ -28,7 +27,6 @@ export class StaticPodSource implements OnApplicationBootstrap, OnModuleDestroy 
   private readonly timers: NodeJS.Timeout[] = [];
   private watcher?: FSWatcher;
   private debounce?: NodeJS.Timeout;
-  private control?: CoreSubscription;
   private scanning = Promise.resolve();
 
   constructor(
@@ -38,20 +36,6 @@ export class StaticPodSource implements OnApplicationBootstrap, OnModuleDestroy 
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    // The API asks for a mirror again after deleting it: the pod runs on, so its mirror returns.
-    this.control = this.bus.nc.subscribe(SUBJECTS.mirrorDeleted(this.config.NODE_NAME), {
-      callback: (_error, msg) => {
-        const uid = (() => {
-          try {
-            return (msg.json<{ uid?: unknown }>().uid as string | undefined) ?? '';
-          } catch {
-            return '';
-          }
-        })();
-        const pod = [...this.pods.values()].find((p) => p.uid === uid);
-        if (pod) void this.announce(pod);
-      },
-    });
     const dir = this.config.STATIC_POD_PATH;
     if (dir) {
       try {
@@ -76,7 +60,12 @@ export class StaticPodSource implements OnApplicationBootstrap, OnModuleDestroy 
     for (const timer of this.timers) clearInterval(timer);
     clearTimeout(this.debounce);
     this.watcher?.close();
-    this.control?.unsubscribe();
+  }
+
+  /** The API deleted the mirror of a static pod: the pod runs on, so its mirror is announced again. */
+  mirrorDeleted(uid: string): void {
+    const pod = [...this.pods.values()].find((p) => p.uid === uid);
+    if (pod) void this.announce(pod);
   }
 
   /** Scans every source once; scans never overlap. */

@@ -1,18 +1,19 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { BUS, type Bus, type Subscription } from '#bus';
-import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
+import { BUS, JetStreamServer, type Bus } from '#bus';
+import { type AnyEnvelope } from '#contracts';
 import { AlertFacts, evaluateAlerts, type AlertInstance, type AlertRule } from '#domain';
 import { ALERT_RULES, ALERTER_CONFIG, CLOCK, type Clock } from '../alerter.constants.js';
 import type { AlerterConfig } from '../alerter.config.js';
 import { alerterMetrics } from '../alerter.metrics.js';
 import { fingerprint, generatorUrl, toPostable } from '../notify/alert-payload.js';
 import { postJson } from '../notify/retry.js';
+import { ALERT_SOURCES } from './alerter.patterns.js';
 
 const signature = (a: AlertInstance): string => `${a.startsAt}|${a.endsAt ?? ''}|${JSON.stringify(a.annotations)}`;
 
 /**
- * Folds pod, container and node facts from the streams into AlertFacts and turns them into
- * alerts. At start its durable consumers are created afresh and read the streams again
+ * Folds pod, container and node facts from the streams (AlerterController feeds it) into
+ * AlertFacts and turns them into alerts. At start its durable consumers are created afresh and read the streams again
  * (pods and nodes from their start, events from LOOKBACK_SECONDS ago), so the alerts are
  * rebuilt from the log, with their original start times, before anything is sent: an
  * alerter restart or a redelivery never invents, loses or duplicates an alert.
@@ -21,7 +22,6 @@ const signature = (a: AlertInstance): string => `${a.startsAt}|${a.endsAt ?? ''}
 export class AlerterService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(AlerterService.name);
   private readonly facts = new AlertFacts();
-  private subscriptions: Subscription[] = [];
   private ready = false;
   private dirty = false;
   private running?: Promise<void>;
@@ -37,6 +37,7 @@ export class AlerterService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(ALERT_RULES) private readonly rules: AlertRule[],
     @Inject(BUS) private readonly bus: Bus,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly transport: JetStreamServer,
   ) {}
 
   /** Caught up with the streams and connected: its alerts reflect the log. */
@@ -50,24 +51,7 @@ export class AlerterService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const handler = (stream: string) => (envelope: AnyEnvelope, delivery: { seq: number }) => {
-      if (this.facts.apply(envelope, stream, delivery.seq)) this.trigger();
-    };
-    const since = new Date(this.clock.now() - this.config.LOOKBACK_SECONDS * 1000).toISOString();
-    this.subscriptions = await Promise.all([
-      this.bus.consume(STREAMS.pods, { durable: 'alerter-pods', filterSubject: '>', from: 'all', recreate: true }, handler(STREAMS.pods)),
-      this.bus.consume(
-        STREAMS.events,
-        { durable: 'alerter-events', filterSubject: SUBJECTS.allContainerEvents, from: { startTime: since }, recreate: true },
-        handler(STREAMS.events),
-      ),
-      this.bus.consume(
-        STREAMS.nodes,
-        { durable: 'alerter-nodes', filterSubject: SUBJECTS.allNodes, from: 'last_per_subject', recreate: true },
-        handler(STREAMS.nodes),
-      ),
-    ]);
-    await Promise.all(this.subscriptions.map((s) => s.caughtUp));
+    await Promise.all(Object.values(ALERT_SOURCES).map((pattern) => this.transport.caughtUp(pattern)));
     this.ready = true;
     this.timer = setInterval(() => this.trigger(), this.config.EVALUATION_SECONDS * 1000);
     this.trigger();
@@ -78,8 +62,12 @@ export class AlerterService implements OnApplicationBootstrap, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
     this.ready = false;
-    await Promise.all(this.subscriptions.map((s) => s.stop()));
     await this.running;
+  }
+
+  /** One fact from `stream`; an evaluation follows when it changed what alerts see. */
+  receive(envelope: AnyEnvelope, stream: string, seq: number): void {
+    if (this.facts.apply(envelope, stream, seq)) this.trigger();
   }
 
   /** Evaluates soon: at once when idle, else right after the evaluation under way. */

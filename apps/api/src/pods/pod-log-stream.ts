@@ -1,4 +1,6 @@
-import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { Msg } from '@nats-io/transport-node';
+import type { Subscription } from 'rxjs';
+import { BusUnavailableError, type JetStreamClient } from '#bus';
 import { LOG_STREAM, LogStreamMessage, parseContract, SUBJECTS, type LogRequest, type LogStreamControlKind } from '#contracts';
 
 /** A log request the agent (or its absence) refused, with the HTTP status it answers. */
@@ -42,7 +44,7 @@ export class PodLogStream implements AsyncIterable<string> {
   private readonly closeListeners: Array<() => void> = [];
 
   constructor(
-    private readonly nc: NatsConnection,
+    private readonly client: JetStreamClient,
     readonly node: string,
     readonly request: LogRequest,
     private readonly params: PodLogStreamParams = LOG_STREAM,
@@ -57,10 +59,6 @@ export class PodLogStream implements AsyncIterable<string> {
         else resolve();
       };
     });
-    const inbox = createInbox();
-    this.subscription = this.nc.subscribe(inbox, {
-      callback: (error, msg) => (error ? this.stop(`subscription failed: ${error.message}`) : this.receive(msg)),
-    });
     const timer = setTimeout(
       () =>
         this.answer?.(
@@ -73,7 +71,15 @@ export class PodLogStream implements AsyncIterable<string> {
       this.params.answerTimeoutMs,
     );
     try {
-      this.nc.publish(SUBJECTS.logRequests(this.node), JSON.stringify(this.request), { reply: inbox });
+      this.subscription = this.client.send<Msg, LogRequest>(SUBJECTS.logRequests(this.node), this.request).subscribe({
+        next: (msg) => this.receive(msg),
+        error: (error: unknown) => {
+          if (error instanceof BusUnavailableError)
+            this.answer?.(new PodLogStreamError(503, 'ServiceUnavailable', `the agent of node "${this.node}" is not connected: no responder for log requests`));
+          else if (this.answer) this.answer(new PodLogStreamError(500, 'InternalError', `log request not sent: ${(error as Error).message}`));
+          else this.stop(`subscription failed: ${(error as Error).message}`);
+        },
+      });
       await answered;
     } catch (error) {
       // After a timeout the agent may still start the stream: tell it not to bother.
@@ -118,10 +124,6 @@ export class PodLogStream implements AsyncIterable<string> {
   }
 
   private receive(msg: Msg): void {
-    if (msg.headers?.code === 503 && msg.data.length === 0) {
-      this.answer?.(new PodLogStreamError(503, 'ServiceUnavailable', `the agent of node "${this.node}" is not connected: no responder for log requests`));
-      return;
-    }
     let message: LogStreamMessage;
     try {
       message = parseContract(LogStreamMessage, msg.json(), 'LogStreamMessage');
@@ -178,12 +180,11 @@ export class PodLogStream implements AsyncIterable<string> {
 
   private control(kind: LogStreamControlKind): void {
     const { streamId } = this.request;
-    try {
-      this.nc.publish(SUBJECTS.logStreamControl(this.node, streamId), JSON.stringify({ version: 1, streamId, kind, delivered: this.delivered }));
-      this.acked = this.delivered;
-    } catch {
-      // The connection is closing: the agent's own timeout ends the stream.
-    }
+    // A control lost to a closing connection needs no retry: the agent's own timeout ends the stream.
+    this.client
+      .emit(SUBJECTS.logStreamControl(this.node, streamId), { version: 1, streamId, kind, delivered: this.delivered })
+      .subscribe({ error: () => undefined });
+    this.acked = this.delivered;
   }
 
   private close(): void {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { BUS, type Bus } from '#bus';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { JetStreamClient } from '#bus';
 import { ContractValidationError, parsePodLogQuery, PodLogQueryError, type LogRequest, type PodLogOptions } from '#contracts';
 import { logContainerName } from '#domain';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
@@ -18,7 +18,7 @@ export class PodLogsService implements OnModuleDestroy {
   private readonly open = new Set<PodLogStream>();
 
   constructor(
-    @Inject(BUS) private readonly bus: Bus,
+    private readonly client: JetStreamClient,
     private readonly projection: ProjectionService,
   ) {}
 
@@ -57,7 +57,7 @@ export class PodLogsService implements OnModuleDestroy {
     const waitingToStart = KubeStatusException.badRequest(`container "${container.value}" in pod "${name}" is waiting to start: ContainerCreating`);
     if (!record.nodeName) throw waitingToStart;
     const request: LogRequest = { version: 1, streamId: randomUUID(), namespace, name, uid: record.uid, ...options, container: container.value };
-    const stream = new PodLogStream(this.bus.nc, record.nodeName, request);
+    const stream = new PodLogStream(this.client, record.nodeName, request);
     try {
       await stream.open();
     } catch (error) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { BUS, SequenceConflictError, type Bus } from '#bus';
+import { BUS, JetStreamClient, SequenceConflictError, type Bus } from '#bus';
 import { ContractValidationError, parseContract, PodManifest, STREAMS, SUBJECTS, type Pod } from '#contracts';
 import {
   ApplyConflictError,
@@ -88,6 +88,7 @@ export class PodsService {
   constructor(
     @Inject(API_CONFIG) private readonly config: ApiConfig,
     @Inject(BUS) private readonly bus: Bus,
+    private readonly client: JetStreamClient,
     private readonly projection: ProjectionService,
   ) {}
 
@@ -362,7 +363,8 @@ export class PodsService {
         );
         this.logger.log(`deletion of ${podRef(record)} requested (grace ${grace}s)`);
         // A static pod runs on: tell its agent, which shows the mirror again.
-        if (record.mirror && record.nodeName) this.bus.nc.publish(SUBJECTS.mirrorDeleted(record.nodeName), JSON.stringify({ uid: record.uid }));
+        if (record.mirror && record.nodeName)
+          this.client.emit(SUBJECTS.mirrorDeleted(record.nodeName), { uid: record.uid }).subscribe({ error: () => undefined });
         await this.projection.waitForPods(seq, this.config.WRITE_TIMEOUT_SECONDS * 1000);
         return podView(record);
       } catch (error) {

@@ -1,6 +1,6 @@
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { BUS, type Bus, type Subscription } from '#bus';
-import { configOfSubject, STREAMS, SUBJECTS, type Pod } from '#contracts';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import { BUS, JetStreamServer, type Bus, type Delivery } from '#bus';
+import { configOfSubject, STREAMS, type AnyEnvelope, type Pod } from '#contracts';
 import {
   ConfigTable,
   configView,
@@ -19,13 +19,14 @@ import {
 } from '#domain';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
+import { PROJECTED } from './projection.constants.js';
 
 /**
- * The API's read side: pods and nodes folded from the streams. Dropped on restart and
- * rebuilt from the log, it comes out the same.
+ * The API's read side: pods and nodes folded from the streams (ProjectionController feeds
+ * it). Dropped on restart and rebuilt from the log, it comes out the same.
  */
 @Injectable()
-export class ProjectionService implements OnModuleInit, OnModuleDestroy {
+export class ProjectionService implements OnModuleInit, OnApplicationBootstrap {
   readonly pods = new PodProjection();
   readonly nodes: NodeTable;
   readonly namespaces = new NamespaceTable();
@@ -48,12 +49,12 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
   private configWaiters: Array<{ seq: number; resolve: () => void }> = [];
   /** True once every projection reflects the log as it was at start. */
   synced = false;
-  private subscriptions: Subscription[] = [];
   private waiters: Array<{ seq: number; resolve: () => void }> = [];
 
   constructor(
     @Inject(BUS) private readonly bus: Bus,
     @Inject(API_CONFIG) config: ApiConfig,
+    private readonly transport: JetStreamServer,
   ) {
     this.nodes = new NodeTable(config.NODE_GRACE_SECONDS * 1000);
     this.podChanges = new WatchCache<Pod>(config.WATCH_CACHE_SIZE, (p) => p.metadata.uid ?? '');
@@ -84,81 +85,70 @@ export class ProjectionService implements OnModuleInit, OnModuleDestroy {
     this.podChanges.startAt(Math.max(0, podsInfo.state.first_seq - 1));
     this.namespaceChanges.startAt(Math.max(0, podsInfo.state.first_seq - 1));
     this.eventChanges.startAt(Math.max(0, eventsInfo.state.first_seq - 1));
-    this.subscriptions = await Promise.all([
-      this.bus.follow(
-        STREAMS.pods,
-        {
-          filterSubject: '>',
-          from: 'all',
-          // A skipped message still moves its subject and the stream on: writes expect it, and nobody waits for it.
-          onSkip: (delivery) => {
-            this.pods.skip(delivery.subject, delivery.seq);
-            this.podChanges.advance(delivery.seq);
-            this.namespaceChanges.advance(delivery.seq);
-            this.release();
-          },
-        },
-        (envelope, delivery) => {
-          const namespace = this.namespaces.apply(envelope, delivery.seq);
-          if (namespace) this.namespaceChanges.update(namespace.name, namespaceView(namespace), delivery.seq, !namespace.removed);
-          else this.namespaceChanges.advance(delivery.seq);
-          const record = this.pods.apply(envelope, delivery.seq, delivery.subject);
-          if (record) this.podChanges.update(`${record.namespace}/${record.name}`, podView(record), delivery.seq, !record.removed);
-          else this.podChanges.advance(delivery.seq);
-          this.release();
-        },
-      ),
-      this.bus.follow(STREAMS.nodes, { filterSubject: SUBJECTS.allNodes, from: 'last_per_subject' }, (envelope, delivery) => {
-        const record = this.nodes.apply(envelope, delivery.seq);
-        if (record) this.nodeChanges.update(record.name, { ...record }, delivery.seq, true);
-        else this.nodeChanges.advance(delivery.seq);
-      }),
-      this.bus.follow(STREAMS.events, { filterSubject: SUBJECTS.allContainerEvents, from: 'all' }, (envelope, delivery) => {
-        const { added, evicted } = this.events.apply(envelope, delivery.seq);
-        for (const e of evicted) this.eventChanges.update(`${e.metadata.namespace}/${e.metadata.name}`, e, delivery.seq, false);
-        if (added) this.eventChanges.update(`${added.metadata.namespace}/${added.metadata.name}`, added, delivery.seq, true);
-        else this.eventChanges.advance(delivery.seq);
-      }),
-      // Each config subject keeps only its newest message, so the replay is the current state
-      // and the watch window starts after it, as for nodes.
-      this.bus.follow(
-        STREAMS.config,
-        {
-          filterSubject: '>',
-          from: 'all',
-          onSkip: (delivery) => {
-            const object = configOfSubject(delivery.subject);
-            if (object) (object.kind === 'ConfigMap' ? this.configMaps : this.secrets).skip(object.namespace, object.name, delivery.seq);
-            this.configMapChanges.advance(delivery.seq);
-            this.secretChanges.advance(delivery.seq);
-            this.configSeq = Math.max(this.configSeq, delivery.seq);
-            this.releaseConfig();
-          },
-        },
-        (envelope, delivery) => {
-          for (const [table, changes] of [
-            [this.configMaps, this.configMapChanges],
-            [this.secrets, this.secretChanges],
-          ] as const) {
-            const record = table.apply(envelope, delivery.seq);
-            if (record) changes.update(`${record.namespace}/${record.name}`, configView(record), delivery.seq, !record.removed);
-            else changes.advance(delivery.seq);
-          }
-          this.configSeq = Math.max(this.configSeq, delivery.seq);
-          this.releaseConfig();
-        },
-      ),
-    ]);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
     // Serve nothing until the projection reflects the log as it was at start.
-    await Promise.all(this.subscriptions.map((s) => s.caughtUp));
+    await Promise.all(Object.values(PROJECTED).map((pattern) => this.transport.caughtUp(pattern)));
     this.nodeChanges.startAt(this.nodeChanges.lastSeq);
     this.configMapChanges.startAt(this.configSeq);
     this.secretChanges.startAt(this.configSeq);
     this.synced = true;
   }
 
-  async onModuleDestroy(): Promise<void> {
-    await Promise.all(this.subscriptions.map((s) => s.stop()));
+  /** A fact from the pods stream: pod and namespace aggregates, status reports. */
+  applyPods(envelope: AnyEnvelope, delivery: Delivery): void {
+    const namespace = this.namespaces.apply(envelope, delivery.seq);
+    if (namespace) this.namespaceChanges.update(namespace.name, namespaceView(namespace), delivery.seq, !namespace.removed);
+    else this.namespaceChanges.advance(delivery.seq);
+    const record = this.pods.apply(envelope, delivery.seq, delivery.subject);
+    if (record) this.podChanges.update(`${record.namespace}/${record.name}`, podView(record), delivery.seq, !record.removed);
+    else this.podChanges.advance(delivery.seq);
+    this.release();
+  }
+
+  /** A message of the pods stream that was skipped as invalid still moves its subject and the stream on: writes expect it, and nobody waits for it. */
+  skipPods(delivery: Delivery): void {
+    this.pods.skip(delivery.subject, delivery.seq);
+    this.podChanges.advance(delivery.seq);
+    this.namespaceChanges.advance(delivery.seq);
+    this.release();
+  }
+
+  applyNodes(envelope: AnyEnvelope, delivery: Delivery): void {
+    const record = this.nodes.apply(envelope, delivery.seq);
+    if (record) this.nodeChanges.update(record.name, { ...record }, delivery.seq, true);
+    else this.nodeChanges.advance(delivery.seq);
+  }
+
+  /** A ConfigMap or Secret fact. Each config subject keeps only its newest message, so the replay is the current state and the watch window starts after it, as for nodes. */
+  applyConfig(envelope: AnyEnvelope, delivery: Delivery): void {
+    for (const [table, changes] of [
+      [this.configMaps, this.configMapChanges],
+      [this.secrets, this.secretChanges],
+    ] as const) {
+      const record = table.apply(envelope, delivery.seq);
+      if (record) changes.update(`${record.namespace}/${record.name}`, configView(record), delivery.seq, !record.removed);
+      else changes.advance(delivery.seq);
+    }
+    this.configSeq = Math.max(this.configSeq, delivery.seq);
+    this.releaseConfig();
+  }
+
+  skipConfig(delivery: Delivery): void {
+    const object = configOfSubject(delivery.subject);
+    if (object) (object.kind === 'ConfigMap' ? this.configMaps : this.secrets).skip(object.namespace, object.name, delivery.seq);
+    this.configMapChanges.advance(delivery.seq);
+    this.secretChanges.advance(delivery.seq);
+    this.configSeq = Math.max(this.configSeq, delivery.seq);
+    this.releaseConfig();
+  }
+
+  applyEvents(envelope: AnyEnvelope, delivery: Delivery): void {
+    const { added, evicted } = this.events.apply(envelope, delivery.seq);
+    for (const e of evicted) this.eventChanges.update(`${e.metadata.namespace}/${e.metadata.name}`, e, delivery.seq, false);
+    if (added) this.eventChanges.update(`${added.metadata.namespace}/${added.metadata.name}`, added, delivery.seq, true);
+    else this.eventChanges.advance(delivery.seq);
   }
 
   /** Resolves once the pods projection has applied sequence `seq` (read-your-writes). */

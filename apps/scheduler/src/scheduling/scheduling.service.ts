@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { BUS, SequenceConflictError, type Bus, type Subscription } from '#bus';
+import { BUS, JetStreamServer, SequenceConflictError, type Bus, type Delivery } from '#bus';
 import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
 import {
   buildCandidates,
@@ -17,6 +17,7 @@ import { podRef } from '#observability';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
 import type { SchedulerConfig } from '../scheduler.config.js';
 import { setPendingSource, startAttempt } from '../metrics/scheduler.metrics.js';
+import { FOLLOWED } from './scheduling.constants.js';
 
 /** The node work last sent for a pod: the generation assigned, or its removal. */
 type AssignmentState = { kind: 'assigned'; generation: number } | { kind: 'unassigned' };
@@ -38,7 +39,6 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   private readonly gone = new Map<string, { namespace: string; name: string; nodeName?: string; subjectSeq: number; seenMs: number }>();
   /** Each node's readiness at the last pass, to record its transitions. */
   private readonly readiness = new Map<string, boolean>();
-  private subscriptions: Subscription[] = [];
   private ready = false;
   private dirty = false;
   private running?: Promise<void>;
@@ -47,6 +47,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   constructor(
     @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
     @Inject(BUS) private readonly bus: Bus,
+    private readonly transport: JetStreamServer,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -55,42 +56,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       const unschedulable = pending.filter((p) => p.unschedulable).length;
       return { active: pending.length - unschedulable, unschedulable };
     });
-    const onMessage = (fold: (e: AnyEnvelope, seq: number) => void) => (envelope: AnyEnvelope, delivery: { seq: number }) => {
-      fold(envelope, delivery.seq);
-      this.trigger();
-    };
-    this.subscriptions = await Promise.all([
-      // The whole pods stream: status reports say when a node let a pod go, mirrors take room on their node.
-      this.bus.follow(
-        STREAMS.pods,
-        { filterSubject: '>', from: 'all', onSkip: (delivery) => this.pods.skip(delivery.subject, delivery.seq) },
-        (e: AnyEnvelope, delivery: { seq: number; subject: string }) => {
-          const record = this.pods.apply(e, delivery.seq, delivery.subject);
-          if (e.type === 'PodStatusReported' && e.data.removed && record?.removed) this.purgeable.set(record.uid, e.data.nodeName);
-          if (record?.removed && !record.mirror && !this.gone.has(record.uid)) {
-            this.gone.set(record.uid, {
-              namespace: record.namespace,
-              name: record.name,
-              ...(record.nodeName ? { nodeName: record.nodeName } : {}),
-              subjectSeq: record.subjectSeq,
-              seenMs: Date.now(),
-            });
-          }
-          this.trigger();
-        },
-      ),
-      this.bus.follow(
-        STREAMS.nodes,
-        { filterSubject: SUBJECTS.allNodes, from: 'last_per_subject' },
-        onMessage((e, s) => this.nodes.apply(e, s)),
-      ),
-      this.bus.follow(
-        STREAMS.assign,
-        { filterSubject: SUBJECTS.allAssignments, from: 'last_per_subject' },
-        onMessage((e) => this.foldAssignment(e)),
-      ),
-    ]);
-    await Promise.all(this.subscriptions.map((s) => s.caughtUp));
+    await Promise.all(Object.values(FOLLOWED).map((pattern) => this.transport.caughtUp(pattern)));
     this.ready = true;
     this.logger.log(`caught up: ${this.pods.list().length} pod(s), ${this.nodes.list().length} node(s)`);
     this.resync = setInterval(() => this.trigger(), this.config.RESYNC_SECONDS * 1000);
@@ -100,8 +66,38 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.resync);
     this.ready = false;
-    await Promise.all(this.subscriptions.map((s) => s.stop()));
     await this.running;
+  }
+
+  /** A fact from the pods stream (SchedulingController): status reports say when a node let a pod go, mirrors take room on their node. */
+  applyPod(e: AnyEnvelope, delivery: Delivery): void {
+    const record = this.pods.apply(e, delivery.seq, delivery.subject);
+    if (e.type === 'PodStatusReported' && e.data.removed && record?.removed) this.purgeable.set(record.uid, e.data.nodeName);
+    if (record?.removed && !record.mirror && !this.gone.has(record.uid)) {
+      this.gone.set(record.uid, {
+        namespace: record.namespace,
+        name: record.name,
+        ...(record.nodeName ? { nodeName: record.nodeName } : {}),
+        subjectSeq: record.subjectSeq,
+        seenMs: Date.now(),
+      });
+    }
+    this.trigger();
+  }
+
+  /** A skipped (invalid) message of the pods stream still counts for its subject's sequence. */
+  skipPod(delivery: Delivery): void {
+    this.pods.skip(delivery.subject, delivery.seq);
+  }
+
+  applyNode(e: AnyEnvelope, delivery: Delivery): void {
+    this.nodes.apply(e, delivery.seq);
+    this.trigger();
+  }
+
+  applyAssignment(e: AnyEnvelope): void {
+    this.foldAssignment(e);
+    this.trigger();
   }
 
   private foldAssignment(envelope: AnyEnvelope): void {
