@@ -7,6 +7,7 @@ import { AssignmentsController } from './desired/assignments.controller.js';
 import { DesiredStateService } from './desired/desired-state.service.js';
 import { EventRecorder } from './events/event-recorder.service.js';
 import { HandlerRunner } from './lifecycle/handler-runner.js';
+import { PodAdmission } from './lifecycle/pod-admission.js';
 import { TerminationMessages } from './lifecycle/termination-messages.js';
 import { ProberService } from './probes/prober.service.js';
 import { StaticPodSource } from './static-pods/static-pod-source.service.js';
@@ -60,6 +61,7 @@ export class AgentModule {
         EventRecorder,
         HandlerRunner,
         TerminationMessages,
+        PodAdmission,
         ProberService,
         StaticPodSource,
         PodExecutor,

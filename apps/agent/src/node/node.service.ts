@@ -24,6 +24,7 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
   private heartbeat?: NodeJS.Timeout;
   private runtimeInfo?: RuntimeInfo;
   private lastReport?: { atMs: number; conditions: string };
+  private lastNode?: NodeObject;
   private readonly unknownReported = new Set<string>();
   /** The node's uid and creation time: from its last registration in the log, else new. */
   private identity: { uid: string; creationTimestamp: string } = { uid: randomUUID(), creationTimestamp: rfc3339(Date.now()) };
@@ -109,6 +110,7 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
   private async report(): Promise<NodeObject> {
     const name = this.config.NODE_NAME;
     const node = this.describe();
+    this.lastNode = node;
     await this.bus.publish(SUBJECTS.nodeRegistration(name), 'NodeRegistered', { nodeName: name, node }, { correlationId: name });
     this.lastReport = { atMs: Date.now(), conditions: JSON.stringify(node.status.conditions?.map((c) => [c.type, c.status])) };
     for (const c of node.status.conditions ?? []) {
@@ -129,6 +131,11 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
       );
     }
     return node;
+  }
+
+  /** The node as last reported (capacity, labels, taints), or as it is now before the first report. */
+  current(): NodeObject {
+    return this.lastNode ?? this.describe();
   }
 
   onModuleDestroy(): void {

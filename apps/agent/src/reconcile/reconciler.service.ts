@@ -7,6 +7,7 @@ import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { DesiredStateService } from '../desired/desired-state.service.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
+import { PodAdmission } from '../lifecycle/pod-admission.js';
 import { TerminationMessages } from '../lifecycle/termination-messages.js';
 import { ProberService } from '../probes/prober.service.js';
 import { NodeService } from '../node/node.service.js';
@@ -55,6 +56,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     private readonly events: EventRecorder,
     private readonly prober: ProberService,
     private readonly messages: TerminationMessages,
+    private readonly admission: PodAdmission,
   ) {
     this.backoff = new BackoffBook({ baseMs: config.BACKOFF_BASE_SECONDS * 1000, capMs: config.BACKOFF_CAP_SECONDS * 1000 });
   }
@@ -116,12 +118,13 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       await this.reportRuntimeDown();
       throw error;
     }
-    const desired = this.desired.list();
+    const byUid = groupByUid(observed);
+    // Pods that do not fit the node are refused here (reported Failed once) and never planned.
+    const desired = await this.admission.admit(this.desired.list(), byUid);
     const nowMs = Date.now();
     this.backoff.gc(nowMs);
     this.executor.startBackoff.gc(nowMs);
     const plan = planReconcile({ desired, observed, nowMs, backoff: this.backoff, startBackoff: this.executor.startBackoff, orphanGraceSeconds: 30 });
-    const byUid = groupByUid(observed);
 
     const byPod = new Map<string, Action[]>();
     for (const action of plan.actions) {
@@ -165,6 +168,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
           case 'ReportRemoved':
             await this.status.reportRemoved(action.pod);
             this.desired.forget(action.pod.uid);
+            this.admission.forget(action.pod.uid);
             this.backoff.forget(`${action.pod.uid}/`);
             break;
           case 'FinalizePod':
