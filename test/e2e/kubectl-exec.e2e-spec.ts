@@ -24,8 +24,12 @@ const pod = (name: string, command: string[]): object => ({
 
 const md5 = (bytes: Buffer): string => createHash('md5').update(bytes).digest('hex');
 
-/** The real kubectl (v1.32) against the API: exec, attach and cp over WebSocket, relayed to the agent over NATS. */
-describe('kubectl exec, attach and cp through the agent', () => {
+/** Parses kubectl's `1234m` / `56Mi` columns. */
+const millicores = (text: string): number => Number(/^(\d+)m$/.exec(text)?.[1] ?? NaN);
+const mebibytes = (text: string): number => Number(/^(\d+)Mi$/.exec(text)?.[1] ?? NaN);
+
+/** The real kubectl (v1.32) against the API: exec, attach and cp over WebSocket, relayed to the agent over NATS; and top. */
+describe('kubectl exec, attach, cp and top through the agent', () => {
   let cluster: Cluster;
   const node = uniqueName('exec-node');
   let dir: string;
@@ -71,7 +75,9 @@ describe('kubectl exec, attach and cp through the agent', () => {
     await cluster.startAgent(node);
     await cluster.createPod('default', pod('shell', ['sleep', '3600']));
     await cluster.createPod('default', pod('ticker', ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done']));
-    for (const name of ['shell', 'ticker']) await cluster.waitForRunning('default', name, 120_000);
+    // 40 MiB in the container's /dev/shm: memory charged to it that the page cache cannot give back.
+    await cluster.createPod('default', pod('hog', ['sh', '-c', 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=40 && while :; do :; done']));
+    for (const name of ['shell', 'ticker', 'hog']) await cluster.waitForRunning('default', name, 120_000);
   });
 
   after(async () => {
@@ -158,8 +164,14 @@ describe('kubectl exec, attach and cp through the agent', () => {
     const done = collect(child);
     const processes = async (): Promise<string> => (await kubectl(['exec', 'shell', '--', 'ps', '-o', 'args'])).stdout.toString();
     await waitFor('the exec to run in the container', async () => (await processes()).includes(marker), 30_000);
-    assert.equal(await gauge(cluster.agentUrl(node), 'jetlet_pod_streams', { kind: 'exec' }), 1);
-    assert.equal(await gauge(cluster.apiUrl, 'jetlet_api_pod_stream_subscriptions'), 1);
+    // The other execs of this test (ps) end a moment after kubectl has their output.
+    await waitFor(
+      'exactly this stream to be open on both sides',
+      async () =>
+        (await gauge(cluster.agentUrl(node), 'jetlet_pod_streams', { kind: 'exec' })) === 1 &&
+        (await gauge(cluster.apiUrl, 'jetlet_api_pod_stream_subscriptions')) === 1,
+      30_000,
+    );
 
     child.kill('SIGKILL');
     await done;
@@ -182,5 +194,56 @@ describe('kubectl exec, attach and cp through the agent', () => {
       running.filter((r) => r),
       [],
     );
+  });
+
+  it('shows pod and node usage with kubectl top, as Docker measures it', async () => {
+    const discovery = (await (await fetch(`${cluster.apiUrl}/apis`)).json()) as { groups: Array<{ name: string }> };
+    assert.ok(discovery.groups.some((g) => g.name === 'metrics.k8s.io'));
+
+    // Two samples make a rate: the pods show up once the agent has sampled them twice.
+    const top = await waitFor(
+      'kubectl top pod to list every pod',
+      async () => {
+        const run = await kubectl(['top', 'pod', '--no-headers']);
+        const rows = new Map(
+          run.stdout
+            .toString()
+            .trim()
+            .split('\n')
+            .map((line) => line.trim().split(/\s+/))
+            .map(([name = '', cpu = '', memory = '']) => [name, { cpu: millicores(cpu), memory: mebibytes(memory) }]),
+        );
+        return run.code === 0 && ['shell', 'ticker', 'hog'].every((n) => rows.has(n)) ? rows : undefined;
+      },
+      60_000,
+      1_000,
+    );
+    const hog = top.get('hog');
+    assert.ok(hog && hog.cpu > 50, `a busy loop uses CPU: ${JSON.stringify(hog)}`);
+    assert.ok((top.get('shell')?.cpu ?? NaN) < 20, `sleep uses next to none: ${JSON.stringify(top.get('shell'))}`);
+
+    // Docker's own figure, as its CLI computes it: usage minus inactive file cache.
+    const [container] = (await cluster.containersOf(node)).filter(
+      (c) => c.Labels['io.jetlet.pod.name'] === 'hog' && c.Labels['io.jetlet.kind'] === 'container',
+    );
+    assert.ok(container);
+    const stats = (await cluster.docker.getContainer(container.Id).stats({ stream: false })) as unknown as {
+      memory_stats: { usage: number; stats: Record<string, number> };
+    };
+    const dockerMiB =
+      (stats.memory_stats.usage - (stats.memory_stats.stats['total_inactive_file'] ?? stats.memory_stats.stats['inactive_file'] ?? 0)) / 2 ** 20;
+    assert.ok(Math.abs(hog.memory - dockerMiB) <= 2, `kubectl top says ${hog.memory}Mi, docker ${dockerMiB.toFixed(1)}Mi`);
+    assert.ok(hog.memory >= 40);
+
+    const nodes = await kubectl(['top', 'node', '--no-headers']);
+    assert.equal(nodes.code, 0, nodes.stderr);
+    const [name, cpu = '', , memory = ''] = nodes.stdout.toString().trim().split(/\s+/);
+    assert.equal(name, node);
+    assert.ok(millicores(cpu) > 0 && mebibytes(memory) > 40, nodes.stdout.toString());
+
+    const summary = (await (await fetch(`${cluster.agentUrl(node)}/stats/summary`)).json()) as { pods: Array<{ podRef: { name: string } }> };
+    assert.deepEqual(summary.pods.map((p) => p.podRef.name).sort(), ['hog', 'shell', 'ticker']);
+    const resource = await (await fetch(`${cluster.agentUrl(node)}/metrics/resource`)).text();
+    assert.match(resource, /^pod_memory_working_set_bytes\{namespace="default",pod="hog"\} \d+ \d+$/m);
   });
 });

@@ -22,6 +22,8 @@ import { PlegService } from './pleg/pleg.service.js';
 import { PodExecutor } from './reconcile/pod-executor.js';
 import { ReconcilerService } from './reconcile/reconciler.service.js';
 import { StatusReporter } from './status/status-reporter.service.js';
+import { StatsCollector } from './stats/stats-collector.service.js';
+import { StatsController } from './stats/stats.controller.js';
 import { ContainerStreams } from './streaming/container-streams.service.js';
 import { StreamResponder } from './streaming/stream-responder.service.js';
 
@@ -51,7 +53,7 @@ export class AgentModule {
           () => ({ node: config.NODE_NAME, config: { ...config } }),
         ),
       ],
-      controllers: [AgentHttpController, AssignmentsController, LogsController, MirrorControlController],
+      controllers: [AgentHttpController, AssignmentsController, LogsController, MirrorControlController, StatsController],
       providers: [
         { provide: AGENT_CONFIG, useValue: config },
         { provide: RUNTIME, useFactory: () => createRuntime(config, nodeIndex) },
@@ -72,6 +74,7 @@ export class AgentModule {
         LogResponder,
         ContainerStreams,
         StreamResponder,
+        StatsCollector,
       ],
     };
   }

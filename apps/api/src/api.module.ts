@@ -21,6 +21,8 @@ import { PodSubresourcesController } from './pods/pod-subresources.controller.js
 import { PodsService } from './pods/pods.service.js';
 import { PodLogsController } from './pods/pod-logs.controller.js';
 import { PodLogsService } from './pods/pod-logs.service.js';
+import { ResourceMetricsController } from './metrics-api/resource-metrics.controller.js';
+import { ResourceMetricsService } from './metrics-api/resource-metrics.service.js';
 import { PodStreamsController } from './streaming/pod-streams.controller.js';
 import { PodStreamsService } from './streaming/pod-streams.service.js';
 import { PrintingInterceptor } from './printing/printing.interceptor.js';
@@ -50,6 +52,7 @@ const config = loadConfig(ApiConfig);
     PodSubresourcesController,
     PodLogsController,
     PodStreamsController,
+    ResourceMetricsController,
     NodesController,
     EventsController,
     HealthController,
@@ -72,6 +75,7 @@ const config = loadConfig(ApiConfig);
     ConfigObjectsService,
     PodLogsService,
     PodStreamsService,
+    ResourceMetricsService,
   ],
 })
 export class ApiModule implements NestModule {

@@ -38,6 +38,7 @@ export * from './config.js';
 export * from './logs/pod-log-options.model.js';
 export * from './logs/log-stream.message.js';
 export * from './streams/pod-stream.message.js';
+export * from './streams/stats-summary.message.js';
 export * from './names.js';
 export * from './limits.js';
 export * from './pod/quantity.js';

@@ -120,6 +120,8 @@ export const SUBJECTS = {
   streamRequests: (node: string): string => `${PREFIX}.streams.${token(node)}.request`,
   /** The API's frames of one stream served by the agent of `node`: stdin, resize, acks, cancel (core NATS). */
   streamInput: (node: string, streamId: string): string => `${PREFIX}.streams.${token(node)}.input.${token(streamId)}`,
+  /** Requests for the Summary API of `node`'s agent (core NATS request/reply; see StatsSummary). */
+  statsRequests: (node: string): string => `${PREFIX}.stats.${token(node)}.request`,
   /** Every stream's input subject of `node`: what its agent subscribes to. */
   nodeStreamInput: (node: string): string => `${PREFIX}.streams.${token(node)}.input.*`,
 } as const;

@@ -72,6 +72,7 @@ describe('CORE_ROUTES', () => {
       SUBJECTS.streamRequests('node-1'),
       SUBJECTS.streamInput('node-1', streamId),
       SUBJECTS.mirrorDeleted('node-1'),
+      SUBJECTS.statsRequests('node-1'),
     ];
     for (const subject of published) {
       const routes = CORE_ROUTES.filter((r) => subjectMatches(r.subject, subject, 'node-1'));

@@ -92,7 +92,7 @@ export function writerOf(type: MessageType, subject: string, node?: string): Wri
  */
 export interface CoreRoute {
   /** What travels on it, for docs and permissions. */
-  protocol: 'logs' | 'streams' | 'control';
+  protocol: 'logs' | 'streams' | 'stats' | 'control';
   subject: string;
   publisher: Writer;
   subscriber: Writer;
@@ -108,5 +108,6 @@ export const CORE_ROUTES: readonly CoreRoute[] = [
   { protocol: 'logs', subject: 'jetlet.logs.{node}.control.*', publisher: 'api', subscriber: 'agent', replies: false },
   { protocol: 'streams', subject: 'jetlet.streams.{node}.request', publisher: 'api', subscriber: 'agent', replies: true },
   { protocol: 'streams', subject: 'jetlet.streams.{node}.input.*', publisher: 'api', subscriber: 'agent', replies: false },
+  { protocol: 'stats', subject: 'jetlet.stats.{node}.request', publisher: 'api', subscriber: 'agent', replies: true },
   { protocol: 'control', subject: 'jetlet.control.{node}.mirror-deleted', publisher: 'api', subscriber: 'agent', replies: false },
 ];

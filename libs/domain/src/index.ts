@@ -14,6 +14,7 @@ export * from './event-log.js';
 export * from './probe-tracker.js';
 export * from './logs.js';
 export * from './streams.js';
+export * from './resource-usage.js';
 export * from './node-lifecycle.js';
 export * from './selectors.js';
 export * from './selectable-fields.js';

@@ -125,6 +125,8 @@ export interface ContainerRuntime {
   streamLogs(id: string, opts: LogStreamOptions, signal: AbortSignal): AsyncIterable<string>;
   /** Starts `command` in a running container with the standard streams asked for (`kubectl exec`). */
   execStream(id: string, command: string[], opts: ProcessStreamOptions): Promise<ProcessStream>;
+  /** One sample of a running container's resource use (cAdvisor's, as the kubelet reads it). */
+  containerStats(id: string): Promise<ContainerStats>;
   /** Connects to the standard streams of a running container's main process (`kubectl attach`). */
   attach(id: string, opts: ProcessStreamOptions): Promise<ProcessStream>;
 }
@@ -179,4 +181,16 @@ export interface LogStreamOptions {
   sinceSeconds?: number;
   /** Prefix each line with its RFC 3339 nanosecond time, as `kubectl logs --timestamps`. */
   timestamps?: boolean;
+}
+
+/** A container's resource use at one moment; CPU is cumulative, so a rate needs two samples. */
+export interface ContainerStats {
+  /** When the engine read it, ms since the epoch. */
+  timeMs: number;
+  /** CPU time used since the container started, in nanoseconds. */
+  cpuUsageNanoseconds: number;
+  /** Memory charged to the container, page cache included, bytes. */
+  memoryUsageBytes: number;
+  /** Memory that cannot be reclaimed: usage − inactive file cache (the kubelet's working set), bytes. */
+  memoryWorkingSetBytes: number;
 }

@@ -3,6 +3,7 @@ import { release } from 'node:os';
 import type {
   ContainerConfig,
   ContainerRuntime,
+  ContainerStats,
   ExecResult,
   LogStreamOptions,
   ProcessStream,
@@ -167,6 +168,12 @@ export class FakeRuntime implements ContainerRuntime {
       return Promise.reject(new RuntimeError(`fake exec in container ${id} failed: container is not running`, { statusCode: 409 }));
     }
     return Promise.resolve({ exitCode: 0, output: '', timedOut: false });
+  }
+
+  /** A fake container uses nothing. */
+  containerStats(id: string): Promise<ContainerStats> {
+    if (this.lookup(id) === undefined) return Promise.reject(notFound('read stats of container', id));
+    return Promise.resolve({ timeMs: Date.now(), cpuUsageNanoseconds: 0, memoryUsageBytes: 0, memoryWorkingSetBytes: 0 });
   }
 
   /** A fake container has no process to connect to. */

@@ -25,7 +25,9 @@ export class DiscoveryController {
 
   @Get('apis')
   apis(): object {
-    return { kind: 'APIGroupList', apiVersion: 'v1', groups: [] };
+    // kubectl top looks for the Metrics API here before it asks for any metrics.
+    const metrics = { groupVersion: 'metrics.k8s.io/v1beta1', version: 'v1beta1' };
+    return { kind: 'APIGroupList', apiVersion: 'v1', groups: [{ name: 'metrics.k8s.io', versions: [metrics], preferredVersion: metrics }] };
   }
 
   @Get('api/v1')
@@ -43,6 +45,8 @@ export class DiscoveryController {
           shortNames: ['po'],
         },
         { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
+        { name: 'pods/exec', singularName: '', namespaced: true, kind: 'PodExecOptions', verbs: ['create', 'get'] },
+        { name: 'pods/attach', singularName: '', namespaced: true, kind: 'PodAttachOptions', verbs: ['create', 'get'] },
         { name: 'pods/status', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get', 'patch', 'update'] },
         // kubectl drain evicts when discovery lists this subresource with its group and version.
         { name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] },
