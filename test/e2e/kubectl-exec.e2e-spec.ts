@@ -77,7 +77,9 @@ describe('kubectl exec, attach, cp and top through the agent', () => {
     await cluster.createPod('default', pod('ticker', ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done']));
     // 40 MiB in the container's /dev/shm: memory charged to it that the page cache cannot give back.
     await cluster.createPod('default', pod('hog', ['sh', '-c', 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=40 && while :; do :; done']));
-    for (const name of ['shell', 'ticker', 'hog']) await cluster.waitForRunning('default', name, 120_000);
+    // Nothing ever runs in it but its sleep.
+    await cluster.createPod('default', pod('idle', ['sleep', '3600']));
+    for (const name of ['shell', 'ticker', 'hog', 'idle']) await cluster.waitForRunning('default', name, 120_000);
   });
 
   after(async () => {
@@ -213,14 +215,14 @@ describe('kubectl exec, attach, cp and top through the agent', () => {
             .map((line) => line.trim().split(/\s+/))
             .map(([name = '', cpu = '', memory = '']) => [name, { cpu: millicores(cpu), memory: mebibytes(memory) }]),
         );
-        return run.code === 0 && ['shell', 'ticker', 'hog'].every((n) => rows.has(n)) ? rows : undefined;
+        return run.code === 0 && ['shell', 'ticker', 'hog', 'idle'].every((n) => rows.has(n)) ? rows : undefined;
       },
       60_000,
       1_000,
     );
     const hog = top.get('hog');
     assert.ok(hog && hog.cpu > 50, `a busy loop uses CPU: ${JSON.stringify(hog)}`);
-    assert.ok((top.get('shell')?.cpu ?? NaN) < 20, `sleep uses next to none: ${JSON.stringify(top.get('shell'))}`);
+    assert.ok((top.get('idle')?.cpu ?? NaN) < 20, `sleep uses next to none: ${JSON.stringify(top.get('idle'))}`);
 
     // Docker's own figure, as its CLI computes it: usage minus inactive file cache.
     const [container] = (await cluster.containersOf(node)).filter(
@@ -242,7 +244,7 @@ describe('kubectl exec, attach, cp and top through the agent', () => {
     assert.ok(millicores(cpu) > 0 && mebibytes(memory) > 40, nodes.stdout.toString());
 
     const summary = (await (await fetch(`${cluster.agentUrl(node)}/stats/summary`)).json()) as { pods: Array<{ podRef: { name: string } }> };
-    assert.deepEqual(summary.pods.map((p) => p.podRef.name).sort(), ['hog', 'shell', 'ticker']);
+    assert.deepEqual(summary.pods.map((p) => p.podRef.name).sort(), ['hog', 'idle', 'shell', 'ticker']);
     const resource = await (await fetch(`${cluster.agentUrl(node)}/metrics/resource`)).text();
     assert.match(resource, /^pod_memory_working_set_bytes\{namespace="default",pod="hog"\} \d+ \d+$/m);
   });
