@@ -1,3 +1,4 @@
+import { ConfigSource } from './config/config-source.service.js';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { BusModule } from '#bus';
 import { DockerRuntime, FakeRuntime, type ContainerRuntime } from '#runtime';
@@ -67,6 +68,7 @@ export class AgentModule {
         ProberService,
         StaticPodSource,
         PodExecutor,
+        ConfigSource,
         ReconcilerService,
         PlegService,
         { provide: PodStartTracker, useFactory: () => new PodStartTracker() },

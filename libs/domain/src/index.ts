@@ -48,3 +48,4 @@ export * from './alerting.js';
 export * from './config-table.js';
 export * from './secret-box.js';
 export * from './managed-fields/index.js';
+export * from './container-env.js';

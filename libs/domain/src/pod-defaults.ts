@@ -1,4 +1,4 @@
-import { DEFAULT_SCHEDULER_NAME, type Container, type FieldCause, type PodManifest, type Probe, type ProbeHandler, type PullPolicy } from '#contracts';
+import { configKeyErrors, DEFAULT_SCHEDULER_NAME, ENV_VAR_NAME, type Container, type EnvVar, type FieldCause, type PodManifest, type Probe, type ProbeHandler, type PullPolicy } from '#contracts';
 
 /** Kubernetes' default pull policy: Always for `:latest` or no tag, IfNotPresent otherwise (digests included). */
 export function defaultPullPolicy(image: string): PullPolicy {
@@ -36,6 +36,7 @@ export function applyPodDefaults(manifest: PodManifest): PodManifest {
       resources: c.resources ?? {},
       imagePullPolicy: c.imagePullPolicy ?? defaultPullPolicy(c.image),
       ...Object.fromEntries(Object.entries(probes).filter(([, p]) => p !== undefined)),
+      ...(c.env ? { env: c.env.map(defaultEnvVar) } : {}),
       terminationMessagePath: c.terminationMessagePath ?? '/dev/termination-log',
       terminationMessagePolicy: c.terminationMessagePolicy ?? 'File',
     };
@@ -59,6 +60,74 @@ export function applyPodDefaults(manifest: PodManifest): PodManifest {
       preemptionPolicy: manifest.spec.preemptionPolicy ?? 'PreemptLowerPriority',
     },
   };
+}
+
+/** Kubernetes' env defaults: a fieldRef's apiVersion v1, a resourceFieldRef's divisor "0" (meaning 1). */
+function defaultEnvVar(e: EnvVar): EnvVar {
+  const from = e.valueFrom;
+  if (!from?.fieldRef && !from?.resourceFieldRef) return e;
+  return {
+    ...e,
+    valueFrom: {
+      ...from,
+      ...(from.fieldRef ? { fieldRef: { apiVersion: 'v1', ...from.fieldRef } } : {}),
+      ...(from.resourceFieldRef ? { resourceFieldRef: { ...from.resourceFieldRef, divisor: from.resourceFieldRef.divisor ?? '0' } } : {}),
+    },
+  };
+}
+
+/** The downward API fields an env var may name, as Kubernetes' `validEnvDownwardAPIFieldPathExpressions`. */
+export const ENV_FIELD_PATHS = [
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+  'spec.nodeName',
+  'spec.serviceAccountName',
+  'status.hostIP',
+  'status.hostIPs',
+  'status.podIP',
+  'status.podIPs',
+] as const;
+const SUBSCRIPTED_FIELD = /^metadata\.(labels|annotations)\['([^']+)'\]$/;
+
+/** Problems of a downward API field path (env: also metadata.labels/annotations with a subscript). */
+export function fieldPathCause(path: string, field: string, allowed: readonly string[]): FieldCause | undefined {
+  if (allowed.includes(path) || SUBSCRIPTED_FIELD.test(path)) return undefined;
+  const supported = [...allowed, "metadata.annotations['<KEY>']", "metadata.labels['<KEY>']"].sort();
+  return { field, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(path)}: supported values: ${supported.map((v) => JSON.stringify(v)).join(', ')}` };
+}
+
+function envCauses(c: Container, at: string, containerNames: string[], causes: FieldCause[]): void {
+  (c.env ?? []).forEach((e, j) => {
+    const field = `${at}.env[${j}].valueFrom`;
+    const from = e.valueFrom;
+    if (!from) return;
+    if (e.value) causes.push({ field, reason: 'FieldValueInvalid', message: 'Invalid value: "": may not be specified when `value` is not empty' });
+    const sources = (['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'] as const).filter((k) => from[k] !== undefined);
+    if (sources.length === 0)
+      causes.push({ field, reason: 'FieldValueInvalid', message: 'Invalid value: "": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`' });
+    if (sources.length > 1) causes.push({ field, reason: 'FieldValueInvalid', message: 'Invalid value: "": may not have more than one field specified at a time' });
+    for (const ref of ['configMapKeyRef', 'secretKeyRef'] as const) {
+      const key = from[ref]?.key;
+      if (key !== undefined)
+        for (const why of configKeyErrors(key)) causes.push({ field: `${field}.${ref}.key`, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(key)}: ${why}` });
+    }
+    if (from.fieldRef) {
+      const cause = fieldPathCause(from.fieldRef.fieldPath, `${field}.fieldRef.fieldPath`, ENV_FIELD_PATHS);
+      if (cause) causes.push(cause);
+    }
+    const target = from.resourceFieldRef?.containerName;
+    if (target !== undefined && !containerNames.includes(target))
+      causes.push({ field: `${field}.resourceFieldRef.containerName`, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(target)}: must be the name of a container in the pod` });
+  });
+  (c.envFrom ?? []).forEach((e, j) => {
+    const field = `${at}.envFrom[${j}]`;
+    const sources = [e.configMapRef, e.secretRef].filter((r) => r !== undefined).length;
+    if (sources === 0) causes.push({ field, reason: 'FieldValueInvalid', message: 'Invalid value: "": must specify one of: `configMapRef` or `secretRef`' });
+    if (sources > 1) causes.push({ field, reason: 'FieldValueInvalid', message: 'Invalid value: "": may not have more than one field specified at a time' });
+    if (e.prefix && !ENV_VAR_NAME.test(e.prefix))
+      causes.push({ field: `${field}.prefix`, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(e.prefix)}: a valid environment variable name must consist only of printable ASCII characters other than '='` });
+  });
 }
 
 function handlerCauses(handler: ProbeHandler | undefined, field: string, causes: FieldCause[]): void {
@@ -104,6 +173,12 @@ export function podSpecCauses(manifest: PodManifest): FieldCause[] {
       handlerCauses(c.lifecycle?.[hook], `${at}.lifecycle.${hook}`, causes);
       portCauses(c.lifecycle?.[hook], `${at}.lifecycle.${hook}`, c, causes);
     }
+    envCauses(
+      c,
+      at,
+      manifest.spec.containers.map((x) => x.name),
+      causes,
+    );
   });
   return causes;
 }

@@ -79,6 +79,12 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
+  /** What pods may use: capacity less the system's reservation (a downward API resourceFieldRef to an unset limit reads it). */
+  allocatable(): Record<string, string> {
+    const node = describeNode(this.config.NODE_NAME, this.nodeIP, this.config.MAX_PODS, this.runtimeInfo ?? UNKNOWN_RUNTIME, AGENT_VERSION);
+    return allocatableFrom(node.status.capacity, this.config.SYSTEM_RESERVED, parseQuantity);
+  }
+
   /** The node as it is now: capacity, labels, taints, and pressure conditions from fresh readings. */
   private describe(): NodeObject {
     const node = describeNode(this.config.NODE_NAME, this.nodeIP, this.config.MAX_PODS, this.runtimeInfo ?? UNKNOWN_RUNTIME, AGENT_VERSION);

@@ -8,7 +8,9 @@ import type { PodManifest } from '#contracts';
 import type { DesiredPod } from '#domain';
 import { FakeRuntime, LABELS } from '#runtime';
 import { AgentConfig } from '../agent.config.js';
+import { ConfigSource } from '../config/config-source.service.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
+import type { NodeService } from '../node/node.service.js';
 import { HandlerRunner } from '../lifecycle/handler-runner.js';
 import { TerminationMessages } from '../lifecycle/termination-messages.js';
 import { PodExecutor } from './pod-executor.js';
@@ -35,7 +37,16 @@ describe('PodExecutor: sandboxes', () => {
     root = mkdtempSync(join(tmpdir(), 'jetlet-executor-'));
     const config = Object.assign(new AgentConfig(), { NODE_NAME: 'node-1', AGENT_ROOT_DIR: root });
     runtime = new FakeRuntime();
-    sut = new PodExecutor(config, runtime, new EventRecorder(config, quietBus), new HandlerRunner(runtime, config), new TerminationMessages(config, runtime));
+    const node = { nodeIP: '10.0.0.1', allocatable: () => ({ cpu: '2', memory: '4Gi' }) } as unknown as NodeService;
+    sut = new PodExecutor(
+      config,
+      runtime,
+      new EventRecorder(config, quietBus),
+      new HandlerRunner(runtime, config),
+      new TerminationMessages(config, runtime),
+      new ConfigSource(quietBus, config),
+      node,
+    );
   });
 
   afterEach(() => rmSync(root, { recursive: true, force: true }));

@@ -2,6 +2,10 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Container } from '#contracts';
 import {
   BackoffBook,
+  ContainerConfigError,
+  containerEnv,
+  envConfigRefs,
+  expandCommand,
   containerName,
   containerSpecHash,
   cpuMillis,
@@ -23,7 +27,9 @@ import { LABELS, type ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
+import { ConfigSource } from '../config/config-source.service.js';
 import { HandlerRunner } from '../lifecycle/handler-runner.js';
+import { NodeService } from '../node/node.service.js';
 import { TerminationMessages } from '../lifecycle/termination-messages.js';
 
 type Waker = (atMs: number) => void;
@@ -47,6 +53,8 @@ export class PodExecutor {
     private readonly events: EventRecorder,
     private readonly handlers: HandlerRunner,
     private readonly messages: TerminationMessages,
+    private readonly configSource: ConfigSource,
+    private readonly node: NodeService,
   ) {
     this.pullBackoff = new BackoffBook({ baseMs: config.BACKOFF_BASE_SECONDS * 1000, capMs: config.BACKOFF_CAP_SECONDS * 1000 });
     this.startBackoff = new BackoffBook(this.pullBackoff.policy);
@@ -257,6 +265,11 @@ export class PodExecutor {
     const existing = await this.runtime.inspectContainer(containerName(pod, container.name, attempt));
     if (existing && existing.state !== 'created') return;
     if (!(await this.ensureImage(pod, container))) return;
+    const config = await this.containerConfig(pod, container, sandboxId);
+    if (!config) {
+      this.backOffStart(backoffKey);
+      return;
+    }
     const limits = container.resources?.limits ?? {};
     const requests = container.resources?.requests ?? {};
     let id: string;
@@ -266,9 +279,9 @@ export class PodExecutor {
         mounts: [terminationMessage],
         name: containerName(pod, container.name, attempt),
         image: container.image,
-        ...(container.command ? { entrypoint: container.command } : {}),
-        ...(container.args ? { cmd: container.args } : {}),
-        env: (container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? '' })),
+        ...(config.command ? { entrypoint: config.command } : {}),
+        ...(config.args ? { cmd: config.args } : {}),
+        env: config.env,
         ...(container.workingDir ? { workingDir: container.workingDir } : {}),
         labels: {
           ...this.podLabels(pod),
@@ -301,6 +314,37 @@ export class PodExecutor {
       return;
     }
     await this.postStart(pod, container, id, sandboxId);
+  }
+
+  /**
+   * The kubelet's `generateContainerConfig`: the environment from env and envFrom (ConfigMaps,
+   * Secrets, the downward API) and the expanded command. Undefined when it cannot be made:
+   * the container waits with CreateContainerConfigError and Kubernetes' message.
+   */
+  private async containerConfig(
+    pod: DesiredPod,
+    container: Container,
+    sandboxId: string,
+  ): Promise<{ env: Array<{ name: string; value: string }>; command?: string[]; args?: string[] } | undefined> {
+    try {
+      const refs = envConfigRefs([container]);
+      const objects = await this.configSource.readAll(pod.namespace, refs);
+      const podIP = (await this.runtime.inspectContainer(sandboxId))?.ip;
+      const env = containerEnv(container, {
+        manifest: pod.manifest,
+        uid: pod.uid,
+        nodeName: this.config.NODE_NAME,
+        hostIP: this.node.nodeIP,
+        ...(podIP ? { podIP } : {}),
+        allocatable: this.node.allocatable(),
+        ...objects,
+      });
+      return { env, ...expandCommand(container, env) };
+    } catch (error) {
+      const message = error instanceof ContainerConfigError ? error.message : `failed to read the pod's configuration: ${(error as Error).message}`;
+      if (this.setWaiting(pod, container.name, 'CreateContainerConfigError', message)) this.events.warning(pod, 'Failed', `Error: ${message}`, container.name);
+      return undefined;
+    }
   }
 
   /** Records a failed create or start as a crash is recorded, and asks for a pass when its back-off ends. */

@@ -152,6 +152,8 @@ export function definitions(): Record<string, Schema> {
   >;
   const wanted = ['PodManifest', 'ObjectMeta', 'PodSpec', 'Container', 'ContainerPort', 'EnvVar', 'ResourceRequirements', 'Probe', 'ProbeHandler', 'Lifecycle'];
   wanted.push('ExecAction', 'HTTPGetAction', 'HTTPHeader', 'TCPSocketAction', 'Toleration');
+  wanted.push('EnvVarSource', 'ConfigMapKeySelector', 'SecretKeySelector', 'ObjectFieldSelector', 'ResourceFieldSelector');
+  wanted.push('EnvFromSource', 'ConfigMapEnvSource', 'SecretEnvSource');
   const all: Record<string, Schema> = {};
   for (const cls of wanted) if (generated[cls]) all[nameOf(cls)] = generated[cls];
   const fix = (node: unknown): void => {

@@ -1,20 +1,151 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import { IsQuantityMap } from './quantity.validator.js';
 import { IsEmptyObject } from './empty-object.validator.js';
 import { IsImageReference } from './image-reference.js';
-import { DNS1123_LABEL, IsCleanAbsolutePath, IsDns1123Label } from '../names.js';
+import { DNS1123_LABEL, IsCleanAbsolutePath, IsDns1123Label, IsDns1123Subdomain } from '../names.js';
 import { Lifecycle, Probe } from './probe.model.js';
 
-/** An environment variable with a literal value (valueFrom is not supported yet). */
+/** Kubernetes' environment variable names: any printable ASCII but '=' (`IsEnvVarName`, relaxed in 1.30). */
+export const ENV_VAR_NAME = /^[\x20-\x3c\x3e-\x7e]+$/;
+
+/** One key of a ConfigMap. */
+export class ConfigMapKeySelector {
+  /** The ConfigMap, in the pod's namespace. */
+  @IsDns1123Subdomain()
+  name: string;
+
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  key: string;
+
+  /** When true, a missing ConfigMap or key leaves the variable unset instead of failing the container. */
+  @IsOptional()
+  @IsBoolean()
+  optional?: boolean;
+}
+
+/** One key of a Secret. */
+export class SecretKeySelector {
+  /** The Secret, in the pod's namespace. */
+  @IsDns1123Subdomain()
+  name: string;
+
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  key: string;
+
+  @IsOptional()
+  @IsBoolean()
+  optional?: boolean;
+}
+
+/** A field of the pod (the downward API). */
+export class ObjectFieldSelector {
+  /** Defaults to v1. */
+  @IsOptional()
+  @IsIn(['v1'])
+  apiVersion?: string;
+
+  /** `metadata.name`, `metadata.namespace`, `metadata.uid`, `metadata.labels['k']`, `metadata.annotations['k']`, `spec.nodeName`, `spec.serviceAccountName`, `status.hostIP(s)`, `status.podIP(s)`. */
+  @IsString()
+  @MaxLength(512)
+  fieldPath: string;
+}
+
+/** A resource of a container (the downward API), in units of `divisor`. */
+export class ResourceFieldSelector {
+  /** Defaults to the container the variable belongs to (required in volumes). */
+  @IsOptional()
+  @IsDns1123Label()
+  containerName?: string;
+
+  @IsIn(['limits.cpu', 'limits.memory', 'limits.ephemeral-storage', 'requests.cpu', 'requests.memory', 'requests.ephemeral-storage'])
+  resource: string;
+
+  /** A quantity: 1 (the default), 1m, 1Ki, 1Mi... */
+  @IsOptional()
+  @IsString()
+  @Matches(/^(0|1|1m|1k|1M|1G|1T|1P|1E|1Ki|1Mi|1Gi|1Ti|1Pi|1Ei)$/, { message: 'Invalid value: divisor must be one of 0 (the same as 1), 1, 1m, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei' })
+  divisor?: string;
+}
+
+/** Where a variable's value comes from; exactly one source. */
+export class EnvVarSource {
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ConfigMapKeySelector)
+  configMapKeyRef?: ConfigMapKeySelector;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SecretKeySelector)
+  secretKeyRef?: SecretKeySelector;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ObjectFieldSelector)
+  fieldRef?: ObjectFieldSelector;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ResourceFieldSelector)
+  resourceFieldRef?: ResourceFieldSelector;
+}
+
+/** An environment variable: a literal value (with `$(VAR)` references) or a value from a source. */
 export class EnvVar {
   @IsString()
-  @Matches(/^[-._a-zA-Z][-._a-zA-Z0-9]*$/, { message: 'name must be a valid environment variable name' })
+  @Matches(ENV_VAR_NAME, { message: "Invalid value: a valid environment variable name must consist only of printable ASCII characters other than '='" })
   name: string;
 
   @IsOptional()
   @IsString()
   value?: string;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => EnvVarSource)
+  valueFrom?: EnvVarSource;
+}
+
+/** A whole ConfigMap or Secret as variables. */
+export class ConfigMapEnvSource {
+  @IsDns1123Subdomain()
+  name: string;
+
+  @IsOptional()
+  @IsBoolean()
+  optional?: boolean;
+}
+
+export class SecretEnvSource {
+  @IsDns1123Subdomain()
+  name: string;
+
+  @IsOptional()
+  @IsBoolean()
+  optional?: boolean;
+}
+
+/** Every key of a ConfigMap or a Secret as a variable, named `prefix` + key. */
+export class EnvFromSource {
+  @IsOptional()
+  @IsString()
+  @MaxLength(253)
+  prefix?: string;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ConfigMapEnvSource)
+  configMapRef?: ConfigMapEnvSource;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SecretEnvSource)
+  secretRef?: SecretEnvSource;
 }
 
 export class ContainerPort {
@@ -93,6 +224,13 @@ export class Container {
   @ValidateNested({ each: true })
   @Type(() => EnvVar)
   env?: EnvVar[];
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => EnvFromSource)
+  envFrom?: EnvFromSource[];
 
   @IsOptional()
   @IsArray()

@@ -265,7 +265,7 @@ describe('PodManifest', () => {
             image: 'nginx',
             env: [
               { name: 'GOOD', value: '1' },
-              { name: '1BAD', value: '2' },
+              { name: 'BAD=NAME', value: '2' },
             ],
           },
         ],
