@@ -43,7 +43,7 @@ up() {
     ensure_nats "$NATS_PORT" "$JETLET_STATE/nats-data"
     NATS_URL="nats://127.0.0.1:$NATS_PORT"
   fi
-  start_app api NATS_URL="$NATS_URL" API_PORT="$API_PORT"
+  start_app api NATS_URL="$NATS_URL" API_PORT="$API_PORT" API_INSECURE=true
   start_app scheduler NATS_URL="$NATS_URL"
   start_app agent NATS_URL="$NATS_URL" NODE_NAME="$NODE_NAME" AGENT_ROOT_DIR="$JETLET_STATE/agent"
   wait_http "http://127.0.0.1:$API_PORT/version" "the API"

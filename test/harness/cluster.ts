@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import type { Pod } from '#contracts';
+import { ApiCredentials, type TestUser } from './auth.js';
 import { freePort, ManagedProcess, NatsServer, ROOT, waitFor } from './processes.js';
 import { parsePrometheusText, type Exposition } from './prometheus.js';
 
@@ -45,14 +46,26 @@ export class Cluster {
     public api: ManagedProcess,
     readonly apiUrl: string,
     readonly scheduler: ManagedProcess,
-    private readonly env: Record<string, string> = {},
+    private readonly apiEnv: Record<string, string>,
+    private readonly env: Record<string, string>,
+    /** The tokens, role bindings and certificate of a secured API; undefined when it runs unsecured. */
+    readonly credentials?: ApiCredentials,
+    /** The API's HTTPS address (kubectl sends tokens only over TLS); `apiUrl` is its authenticated plain HTTP one. */
+    readonly secureUrl?: string,
   ) {}
 
-  /** `env` goes to the API and the scheduler (shortened node grace and eviction times, say). */
-  static async start(env: Record<string, string> = {}): Promise<Cluster> {
+  /**
+   * `env` goes to the API and the scheduler (shortened node grace and eviction times, say).
+   * `secure` starts the API with tokens, RBAC and TLS (see ApiCredentials); `request`,
+   * `authHeaders` and `jetctl` then act as the admin.
+   */
+  static async start(env: Record<string, string> = {}, options: { secure?: boolean } = {}): Promise<Cluster> {
     const nats = await NatsServer.start();
     const apiPort = await freePort();
-    const api = startApp('api', 'api', { NATS_URL: nats.url, API_PORT: String(apiPort), ...env });
+    const credentials = options.secure ? ApiCredentials.create() : undefined;
+    const httpPort = credentials ? await freePort() : apiPort;
+    const apiEnv = { NATS_URL: nats.url, API_PORT: String(apiPort), ...(credentials ? credentials.env(httpPort) : { API_INSECURE: 'true' }) };
+    const api = startApp('api', 'api', { ...apiEnv, ...env });
     const scheduler = startApp('scheduler', 'scheduler', { NATS_URL: nats.url, METRICS_PORT: '0', ...FAST, ...env });
     try {
       await Promise.all([api.waitForLine(/API serving on/), scheduler.waitForLine(/scheduler running/)]);
@@ -60,9 +73,22 @@ export class Cluster {
       // A cluster that never came up is not handed to the test, so it is stopped here.
       await Promise.all([api.stop(), scheduler.stop()]);
       await nats.stop();
+      credentials?.dispose();
       throw error;
     }
-    return new Cluster(nats, api, `http://127.0.0.1:${apiPort}`, scheduler, env);
+    const secureUrl = credentials ? `https://127.0.0.1:${apiPort}` : undefined;
+    return new Cluster(nats, api, `http://127.0.0.1:${httpPort}`, scheduler, apiEnv, env, credentials, secureUrl);
+  }
+
+  /** The Authorization header of `user` (admin by default) on a secured API; none on an unsecured one. */
+  authHeaders(user: TestUser = 'admin'): Record<string, string> {
+    return this.credentials ? { authorization: `Bearer ${this.credentials.tokens[user]}` } : {};
+  }
+
+  /** A kubeconfig for `user` on the HTTPS address of a secured API (on an unsecured one: its HTTP address, no credentials). */
+  kubeconfig(user: TestUser = 'admin'): string {
+    if (this.credentials && this.secureUrl) return this.credentials.kubeconfig(this.secureUrl, user);
+    return `apiVersion: v1\nkind: Config\nclusters: [{name: jetlet, cluster: {server: "${this.apiUrl}"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: jetlet, context: {cluster: jetlet, user: u}}]\ncurrent-context: jetlet\n`;
   }
 
   /** Starts one more scheduler against the same NATS (stopped with the cluster). */
@@ -76,7 +102,7 @@ export class Cluster {
   /** Stops the API and starts a fresh one on the same port: its projection is rebuilt from the log. */
   async restartApi(): Promise<void> {
     await this.api.stop();
-    this.api = startApp('api', 'api', { NATS_URL: this.nats.url, API_PORT: new URL(this.apiUrl).port, ...this.env });
+    this.api = startApp('api', 'api', { ...this.apiEnv, ...this.env });
     await this.api.waitForLine(/API serving on/);
   }
 
@@ -130,7 +156,7 @@ export class Cluster {
   async request<T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<HttpResult<T>> {
     const response = await fetch(`${this.apiUrl}${path}`, {
       method,
-      headers: body === undefined ? {} : { 'content-type': contentType },
+      headers: { ...this.authHeaders(), ...(body === undefined ? {} : { 'content-type': contentType }) },
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
     const text = await response.text();
@@ -170,7 +196,7 @@ export class Cluster {
   async jetctl(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const child = spawn(process.execPath, [APP('cli'), ...args], {
       cwd: ROOT,
-      env: { ...process.env, JETLET_SERVER: this.apiUrl },
+      env: { ...process.env, JETLET_SERVER: this.apiUrl, ...(this.credentials ? { JETLET_TOKEN: this.credentials.tokens.admin } : {}) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -194,6 +220,7 @@ export class Cluster {
     }
     for (const agent of this.agents.values()) rmSync(agent.rootDir, { recursive: true, force: true });
     await this.nats.stop();
+    this.credentials?.dispose();
   }
 
   /** Adds the processes' last lines to a failure, so a red test says what the cluster did. */

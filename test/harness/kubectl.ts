@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestUser } from './auth.js';
 
 export interface KubectlResult {
   code: number | null;
@@ -16,13 +17,25 @@ export interface KubectlResult {
 export class Kubectl {
   private readonly home = mkdtempSync(join(tmpdir(), 'jetlet-kubectl-'));
 
-  constructor(private readonly server: string) {
-    writeFileSync(join(this.home, 'config'), 'apiVersion: v1\nkind: Config\n');
+  /** `server` alone: an unsecured API; with `kubeconfig`, its server and credentials are used instead. */
+  constructor(
+    private readonly server: string,
+    kubeconfig?: string,
+  ) {
+    writeFileSync(join(this.home, 'config'), kubeconfig ?? 'apiVersion: v1\nkind: Config\n');
+    this.serverArgs = kubeconfig ? [] : ['--server', server];
+  }
+
+  private readonly serverArgs: string[];
+
+  /** kubectl as `user` of a harness cluster: on its HTTPS address with that user's token when it is secured. */
+  static as(cluster: { apiUrl: string; kubeconfig(user?: TestUser): string; credentials?: unknown }, user: TestUser = 'admin'): Kubectl {
+    return cluster.credentials ? new Kubectl(cluster.apiUrl, cluster.kubeconfig(user)) : new Kubectl(cluster.apiUrl);
   }
 
   /** Runs `kubectl ARGS`, with `stdin` piped in when given; never throws for a non-zero exit. */
   run(args: string[], stdin?: string): Promise<KubectlResult> {
-    const child = spawn('kubectl', ['--server', this.server, '--cache-dir', join(this.home, 'cache'), '--request-timeout=60s', ...args], {
+    const child = spawn('kubectl', [...this.serverArgs, '--cache-dir', join(this.home, 'cache'), '--request-timeout=60s', ...args], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: this.home, KUBECONFIG: join(this.home, 'config') },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

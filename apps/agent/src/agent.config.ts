@@ -19,10 +19,17 @@ export class AgentConfig extends BusConfig {
   @IsIP()
   AGENT_ADDRESS: string = '127.0.0.1';
 
-  /** Bearer token the HTTP server asks for on everything but /healthz; unset = no authentication. */
+  /** Bearer token the HTTP server asks for on everything but /healthz; unset: /pods, /runningpods and /containerLogs answer nobody, /metrics anyone. */
   @IsOptional()
   @IsString()
   AGENT_TOKEN?: string = undefined;
+
+  /**
+   * The Pod Security Standard this node holds a pod to when its namespace (as the API recorded
+   * it on the bus) has no `pod-security.kubernetes.io/enforce` label; the API's default.
+   */
+  @IsIn(['privileged', 'baseline', 'restricted'])
+  POD_SECURITY_DEFAULT: 'privileged' | 'baseline' | 'restricted' = 'baseline';
 
   /** The node's InternalIP (a pod's hostIP); detected when unset. */
   @IsOptional()

@@ -1,4 +1,4 @@
-import { IsInt, IsIP, IsNumber, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
 import { BusConfig } from '#contracts';
 
 /** The API's configuration, from environment variables of the same names. */
@@ -36,4 +36,38 @@ export class ApiConfig extends BusConfig {
   @IsNumber()
   @Min(0.1)
   WATCH_BOOKMARK_SECONDS: number = 60;
+
+  /** Serve HTTPS with this certificate (PEM) and API_TLS_PRIVATE_KEY_FILE: kubectl sends credentials only over TLS. */
+  @IsOptional()
+  @IsString()
+  API_TLS_CERT_FILE?: string;
+
+  @IsOptional()
+  @IsString()
+  API_TLS_PRIVATE_KEY_FILE?: string;
+
+  /** With TLS on API_PORT, also plain HTTP on this port (of API_ADDRESS), authenticated alike, for tools that cannot check the certificate. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  API_HTTP_PORT?: number;
+
+  /** Bearer tokens, in kube-apiserver's `--token-auth-file` format: `token,user,uid,"group1,group2"` per line. */
+  @IsOptional()
+  @IsString()
+  API_TOKEN_AUTH_FILE?: string;
+
+  /** RoleBindings and ClusterRoleBindings (YAML) of the built-in roles to users and groups. */
+  @IsOptional()
+  @IsString()
+  API_AUTHORIZATION_FILE?: string;
+
+  /** `true` serves every request without authentication, as cluster-admin: only for a lab that nobody else can reach. */
+  @IsIn(['true', 'false'])
+  API_INSECURE: string = 'false';
+
+  /** The Pod Security Standard of a namespace without the `pod-security.kubernetes.io/enforce` label. */
+  @IsIn(['privileged', 'baseline', 'restricted'])
+  POD_SECURITY_DEFAULT: 'privileged' | 'baseline' | 'restricted' = 'baseline';
 }

@@ -7,6 +7,10 @@ import { API_CONFIG } from './api.constants.js';
 import { ApiConfig } from './api.config.js';
 import { ConfigObjectsController } from './config/config-objects.controller.js';
 import { ConfigObjectsService } from './config/config-objects.service.js';
+import { AuditService } from './auth/audit.service.js';
+import { AuthMiddleware } from './auth/auth.middleware.js';
+import { AuthService } from './auth/auth.service.js';
+import { SelfSubjectAccessReviewController } from './auth/self-subject-access-review.controller.js';
 import { DiscoveryController } from './discovery/discovery.controller.js';
 import { FieldValidationInterceptor } from './errors/field-validation.interceptor.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
@@ -60,6 +64,7 @@ const config = loadConfig(ApiConfig);
     NamespacesController,
     ConfigObjectsController,
     ProjectionController,
+    SelfSubjectAccessReviewController,
   ],
   providers: [
     { provide: API_CONFIG, useValue: config },
@@ -76,6 +81,9 @@ const config = loadConfig(ApiConfig);
     PodLogsService,
     PodStreamsService,
     ResourceMetricsService,
+    AuthService,
+    AuditService,
+    AuthMiddleware,
   ],
 })
 export class ApiModule implements NestModule {

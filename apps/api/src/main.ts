@@ -1,4 +1,7 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { JetStreamServer } from '#bus';
@@ -11,24 +14,47 @@ async function bootstrap(): Promise<void> {
   // The module reads and validates configuration on import: a bad variable fails here, listed.
   const { ApiModule } = await import('./api.module.js');
   const { API_CONFIG } = await import('./api.constants.js');
-  const app = await NestFactory.create<NestExpressApplication>(ApiModule, { logger, bodyParser: false });
+  const { AuthMiddleware } = await import('./auth/auth.middleware.js');
+  const { loadConfig } = await import('#contracts');
+  const { ApiConfig } = await import('./api.config.js');
+  const boot = loadConfig(ApiConfig);
+  const httpsOptions =
+    boot.API_TLS_CERT_FILE && boot.API_TLS_PRIVATE_KEY_FILE
+      ? { cert: readFileSync(boot.API_TLS_CERT_FILE), key: readFileSync(boot.API_TLS_PRIVATE_KEY_FILE) }
+      : undefined;
+  const app = await NestFactory.create<NestExpressApplication>(ApiModule, { logger, bodyParser: false, ...(httpsOptions ? { httpsOptions } : {}) });
+  app.use(requestMetrics);
+  // Authentication and authorization come before every route, watch and upgrade, and before a body is read.
+  const auth = app.get(AuthMiddleware);
+  app.use(auth.handle);
+  auth.guardUpgrades(app.getHttpServer());
   // kubectl sends application/json; a manifest is small, so 3 MiB (etcd's object limit) is plenty.
   app.useBodyParser('json', { limit: '3mb', type: ['application/json', 'application/*+json'] });
   // kubectl's typed client (create namespace) posts Kubernetes protobuf; the namespaces route reads it.
   app.useBodyParser('raw', { limit: '3mb', type: 'application/vnd.kubernetes.protobuf' });
   // Server-side apply sends its configuration as YAML (kubectl: JSON, which YAML includes); the route parses it.
   app.useBodyParser('text', { limit: '3mb', type: 'application/apply-patch+yaml' });
-  app.use(requestMetrics);
   // Upgrades (exec, attach, port-forward) go through the same middleware, guards and routes as any request.
   routeUpgrades(app.getHttpServer(), app.getHttpAdapter().getInstance());
   app.enableShutdownHooks();
-  const config = app.get<{ API_PORT: number; API_ADDRESS: string }>(API_CONFIG);
+  const config = app.get<{ API_PORT: number; API_ADDRESS: string; API_HTTP_PORT?: number }>(API_CONFIG);
   // The stream handlers beside the HTTP server; init() returns once the projections have caught up.
   app.connectMicroservice({ strategy: app.get(JetStreamServer) });
   await app.init();
   await app.startAllMicroservices();
   await app.listen(config.API_PORT, config.API_ADDRESS);
   logger.log(`API serving on ${await app.getUrl()}`, 'Bootstrap');
+  if (httpsOptions && config.API_HTTP_PORT !== undefined) {
+    const plain: Server = createServer(app.getHttpAdapter().getInstance());
+    auth.guardUpgrades(plain);
+    routeUpgrades(plain, app.getHttpAdapter().getInstance());
+    app.getHttpServer().once('close', () => {
+      plain.closeAllConnections();
+      plain.close();
+    });
+    await new Promise<void>((resolve) => plain.listen(config.API_HTTP_PORT, config.API_ADDRESS, resolve));
+    logger.log(`API serving plain HTTP on http://${config.API_ADDRESS}:${(plain.address() as AddressInfo).port}`, 'Bootstrap');
+  }
 }
 
 bootstrap().catch((error: unknown) => {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Document, parseAllDocuments } from 'yaml';
 import type { Pod } from '#contracts';
 import { ApiClient, ApiError } from './api-client.js';
-import { kubeconfigFor, resolveServer } from './kubeconfig.js';
+import { kubeconfigFor, resolveConnection } from './kubeconfig.js';
 import { runLab } from './lab/lab-command.js';
 import { runStreamCommand, STREAM_COMMANDS } from './stream-commands.js';
 import { StreamReader } from './streams/stream-reader.js';
@@ -22,7 +22,8 @@ Usage:
   jetctl delete pod NAME [-n NS] [--grace-period N]
   jetctl cordon NODE | uncordon NODE   stop or resume scheduling new pods onto a node
   jetctl logs POD [-c CONTAINER] [-f] [-p|--previous] [--tail N] [--timestamps] [--since 5m] [-n NS]
-  jetctl kubeconfig               print a kubeconfig for this API (kubectl and jetctl read it from $KUBECONFIG)
+  jetctl kubeconfig [--token T] [--certificate-authority FILE]
+                                  print a kubeconfig for this API, with its token and CA (kubectl and jetctl read it from $KUBECONFIG)
   jetctl lab DRILL [TARGET]       fault drills on the compose lab (jetctl lab help)
 
 Reading the streams (read-only, with --nats URL or $NATS_URL; each takes --help):
@@ -37,6 +38,7 @@ Flags:
   --server URL   the API (default $JETLET_SERVER, else the current context of $KUBECONFIG or
                  ~/.kube/config, else http://127.0.0.1:8001)
   --nats URL     NATS, for --wait and -w (default $NATS_URL or nats://127.0.0.1:4222)
+  --token T      bearer token (default $JETLET_TOKEN, else the kubeconfig's user)
   -n NS          namespace (default "default")`;
 
 interface Args {
@@ -52,6 +54,8 @@ const VALUE_FLAGS = new Set([
   '-o',
   '--output',
   '--server',
+  '--token',
+  '--certificate-authority',
   '--grace-period',
   '-c',
   '--container',
@@ -266,12 +270,15 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command ? 0 : 1;
   }
-  const server = resolveServer(flag(args, '--server'));
-  const client = new ApiClient(server);
+  const connection = resolveConnection({ server: flag(args, '--server'), token: flag(args, '--token') });
+  const client = new ApiClient(connection);
   switch (command) {
-    case 'kubeconfig':
-      process.stdout.write(kubeconfigFor(server));
+    case 'kubeconfig': {
+      const caFile = flag(args, '--certificate-authority');
+      const ca = caFile ? readFileSync(caFile, 'utf8') : connection.ca;
+      process.stdout.write(kubeconfigFor(connection.server, 'jetlet', { ...(connection.token ? { token: connection.token } : {}), ...(ca ? { ca } : {}) }));
       return 0;
+    }
     case 'lab':
       return runLab(args.positional.slice(1), flag(args, '--project'));
     case 'apply':

@@ -120,6 +120,7 @@ const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
   ConfigMapDeleted: { uid: UID },
   SecretWritten: { namespace: 'default', name: 's', uid: UID, creationTimestamp: TIME, type: 'Opaque', data: { password: 'c2VjcmV0' } },
   SecretDeleted: { uid: UID },
+  RequestAudited: { user: 'alice', userUid: '1001', groups: ['developers', 'system:authenticated'], verb: 'delete', apiGroup: '', resource: 'pods', subresource: '', namespace: 'default', name: 'web', objectUid: UID, requestURI: '/api/v1/namespaces/default/pods/web', code: 200, dryRun: false },
 };
 
 function envelopeOf(type: string, data: unknown, version = 1): Record<string, unknown> {
@@ -148,9 +149,9 @@ function causesOf(fn: () => unknown): FieldCause[] {
 }
 
 describe('decodeEnvelope', () => {
-  it('has a test payload for each of the 26 message types', () => {
+  it('has a test payload for each of the 27 message types', () => {
     assert.deepEqual(Object.keys(PAYLOADS).sort(), Object.keys(MESSAGES).sort());
-    assert.equal(Object.keys(MESSAGES).length, 26);
+    assert.equal(Object.keys(MESSAGES).length, 27);
   });
 
   for (const type of Object.keys(MESSAGES) as MessageType[]) {

@@ -20,6 +20,7 @@ import { PodStatusReportedEvent } from './messages/pod-status-reported.event.js'
 import { PodUnassignedEvent } from './messages/pod-unassigned.event.js';
 import { PodUpdatedEvent } from './messages/pod-updated.event.js';
 import { ProbeResultChangedEvent } from './messages/probe-result-changed.event.js';
+import { RequestAuditedEvent } from './messages/request-audited.event.js';
 
 /** Every message type, its current version and its payload class. */
 export const MESSAGES = {
@@ -49,6 +50,7 @@ export const MESSAGES = {
   ConfigMapDeleted: { version: 1, data: ConfigMapDeletedEvent },
   SecretWritten: { version: 1, data: SecretWrittenEvent },
   SecretDeleted: { version: 1, data: SecretDeletedEvent },
+  RequestAudited: { version: 1, data: RequestAuditedEvent },
 } as const satisfies Record<string, { version: number; data: ClassConstructor<object> }>;
 
 export type MessageType = keyof typeof MESSAGES;

@@ -12,7 +12,7 @@ export const STREAMS = {
   assign: 'JETLET_ASSIGN',
   /** Node registrations and heartbeats. */
   nodes: 'JETLET_NODES',
-  /** Container events from each node's PLEG, and Kubernetes Events about pods. */
+  /** Container events from each node's PLEG, Kubernetes Events about pods, and the API's audit records. */
   events: 'JETLET_EVENTS',
   /** ConfigMaps and Secrets (`configmaps.<ns>.<name>`, `secrets.<ns>.<name>`): each subject keeps its newest state. */
   config: 'JETLET_CONFIG',
@@ -103,6 +103,9 @@ export const SUBJECTS = {
   /** NodeEvent about `node`'s life (NodeNotReady, NodeReady) and PodEvent TaintManagerEviction, written only by the scheduler. */
   nodeLifecycleEvents: (node: string): string => `${PREFIX}.events.${token(node)}.lifecycle`,
   allContainerEvents: `${PREFIX}.events.>`,
+  /** RequestAudited for one object (`~` for no namespace or name), written only by the api. */
+  audit: (resource: string, namespace: string, name: string): string => `${PREFIX}.audit.${token(resource)}.${token(namespace)}.${token(name)}`,
+  allAudit: `${PREFIX}.audit.>`,
   /**
    * Log requests for the agent of `node` (core NATS request/reply; no stream captures
    * `jetlet.logs.>`, nothing is stored). Responder: that agent only. See LogRequest.
@@ -168,7 +171,7 @@ export const STREAM_DEFINITIONS: Record<StreamKey, StreamDefinition> = {
   assign: { name: STREAMS.assign, subjects: [SUBJECTS.allAssignments], maxMsgsPerSubject: -1, maxAgeSeconds: 0 },
   // Heartbeats are a liveness signal, not history: keep a few per node.
   nodes: { name: STREAMS.nodes, subjects: [SUBJECTS.allNodes], maxMsgsPerSubject: 16, maxAgeSeconds: 0 },
-  events: { name: STREAMS.events, subjects: [SUBJECTS.allContainerEvents], maxMsgsPerSubject: -1, maxAgeSeconds: 7 * 24 * 3600 },
+  events: { name: STREAMS.events, subjects: [SUBJECTS.allContainerEvents, SUBJECTS.allAudit], maxMsgsPerSubject: -1, maxAgeSeconds: 7 * 24 * 3600 },
   // Each write carries the whole object, so a subject's newest message is all a reader needs;
   // a Secret's replaced values leave the stream with the write that replaces them.
   config: { name: STREAMS.config, subjects: [SUBJECTS.allConfigMaps, SUBJECTS.allSecrets], maxMsgsPerSubject: 1, maxAgeSeconds: 0 },

@@ -35,6 +35,7 @@ const PUBLISHED_ON: Record<MessageType, string[]> = {
   ConfigMapDeleted: [SUBJECTS.configMap('default', 'cfg')],
   SecretWritten: [SUBJECTS.secret('default', 's')],
   SecretDeleted: [SUBJECTS.secret('default', 's')],
+  RequestAudited: [SUBJECTS.audit('pods', 'default', 'web'), SUBJECTS.audit('nodes', '', 'node-1')],
 };
 
 describe('WRITERS', () => {

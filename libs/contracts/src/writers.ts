@@ -52,6 +52,7 @@ export const WRITE_ROUTES: { readonly [T in MessageType]: readonly WriteRoute[] 
   ConfigMapDeleted: [{ writer: 'api', subject: 'jetlet.configmaps.*.*' }],
   SecretWritten: [{ writer: 'api', subject: 'jetlet.secrets.*.*' }],
   SecretDeleted: [{ writer: 'api', subject: 'jetlet.secrets.*.*' }],
+  RequestAudited: [{ writer: 'api', subject: 'jetlet.audit.*.*.*' }],
 };
 
 /**

@@ -14,7 +14,7 @@ export class AssignmentsController {
   constructor(private readonly desired: DesiredStateService) {}
 
   @EventPattern<string>(ASSIGNMENTS, { stream: STREAMS.assign, durable: 'agent-{node}', deliver: 'last_per_subject', recreate: true })
-  assignment(@Payload(ContractPipe) envelope: AnyEnvelope, @Ctx() ctx: JetStreamContext): void {
-    this.desired.receive(envelope, ctx.getDelivery());
+  assignment(@Payload(ContractPipe) envelope: AnyEnvelope, @Ctx() ctx: JetStreamContext): Promise<void> {
+    return this.desired.receive(envelope, ctx.getDelivery());
   }
 }

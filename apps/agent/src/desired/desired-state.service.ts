@@ -1,10 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { JetStreamServer, type Delivery } from '#bus';
-import { ContractValidationError, type AnyEnvelope } from '#contracts';
-import { assignmentCauses, type DesiredPod } from '#domain';
+import { BUS, JetStreamServer, type Bus, type Delivery } from '#bus';
+import { ContractValidationError, STREAMS, SUBJECTS, type AnyEnvelope, type PodManifest } from '#contracts';
+import { assignmentCauses, checkPodSecurity, enforcedLevel, podSecurityMessage, type DesiredPod } from '#domain';
 import { podRef } from '#observability';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
+import { EventRecorder } from '../events/event-recorder.service.js';
 import { PodStartTracker } from '../status/pod-start-tracker.js';
 import { ASSIGNMENTS } from './desired.constants.js';
 
@@ -27,19 +28,46 @@ export class DesiredStateService {
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     private readonly transport: JetStreamServer,
+    @Inject(BUS) private readonly bus: Bus,
     private readonly starts: PodStartTracker,
+    private readonly events: EventRecorder,
   ) {}
 
   /** One message from this node's assignments. Throws ContractValidationError for one that fails the API's own checks. */
-  receive(envelope: AnyEnvelope, delivery: Delivery): void {
+  async receive(envelope: AnyEnvelope, delivery: Delivery): Promise<void> {
     // A redelivered or late message must not undo a newer one: an old PodAssigned after
     // its tombstone would bring a deleted pod back.
     if ((this.applied.get(delivery.subject) ?? 0) >= delivery.seq) return;
     // Checked as strictly as the API checks a client: the transport terminates what fails.
     const causes = assignmentCauses(this.config.NODE_NAME, delivery.subject, envelope);
     if (causes.length > 0) throw new ContractValidationError(envelope.type, causes);
+    if (envelope.type === 'PodAssigned' && !(await this.admitPodSecurity(envelope.data.pod))) {
+      this.applied.set(delivery.subject, delivery.seq);
+      return;
+    }
     this.applied.set(delivery.subject, delivery.seq);
     this.apply(envelope);
+  }
+
+  /**
+   * Pod Security admission again on the node, so that a forged or buggy assignment cannot
+   * run what the API would have refused: the level comes from the pod's namespace as the API
+   * last recorded it on the bus (its single writer), else POD_SECURITY_DEFAULT. A pod that
+   * breaks it is not run, and a Warning `FailedPodSecurity` event says why.
+   */
+  private async admitPodSecurity(pod: PodManifest): Promise<boolean> {
+    const namespace = pod.metadata.namespace ?? 'default';
+    // A failed read (the bus is away) fails the handler: the assignment is delivered again.
+    const last = await this.bus.lastMessage(STREAMS.pods, SUBJECTS.namespace(namespace));
+    const labels = last?.envelope.type === 'NamespaceCreated' ? last.envelope.data.labels : undefined;
+    const level = enforcedLevel(labels, this.config.POD_SECURITY_DEFAULT) ?? 'restricted';
+    const violations = checkPodSecurity(level, pod.spec);
+    if (violations.length === 0) return true;
+    const ref = { namespace, name: pod.metadata.name, uid: pod.metadata.uid ?? '' };
+    const message = `pods "${ref.name}" is forbidden: ${podSecurityMessage(level, violations)}`;
+    this.logger.warn(`refused ${podRef(ref)}: ${message}`);
+    this.events.warning(ref, 'FailedPodSecurity', message);
+    return false;
   }
 
   /** Resolves once every assignment that existed at start has been applied. */

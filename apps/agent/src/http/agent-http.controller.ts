@@ -14,7 +14,7 @@ import { LogRequestError } from '../logs/log-request.error.js';
 import { plegHealth } from '../pleg/pleg-health.js';
 import { ReconcilerService } from '../reconcile/reconciler.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
-import { AgentTokenGuard, Public } from './agent-token.guard.js';
+import { AgentTokenGuard, OpenWithoutToken, Public } from './agent-token.guard.js';
 
 /** A list of pods as the kubelet's /pods and /runningpods answer it. */
 interface PodList<T> {
@@ -40,8 +40,9 @@ interface HealthCheck {
 const ago = (ms: number): string => (ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : goDuration(ms));
 
 /**
- * The agent's own HTTP surface, as the kubelet's: /healthz (open), and behind the bearer
- * token when AGENT_TOKEN is set, /metrics, /pods, /runningpods and /containerLogs.
+ * The agent's own HTTP surface, as the kubelet's: /healthz (open); behind the bearer token
+ * /metrics (open while no AGENT_TOKEN is set), /pods, /runningpods and /containerLogs (closed
+ * to everyone while no AGENT_TOKEN is set).
  */
 @Controller()
 @UseGuards(AgentTokenGuard)
@@ -79,6 +80,7 @@ export class AgentHttpController {
     res.send(`${[...lines, `healthz check ${healthy ? 'passed' : 'failed'}`].join('\n')}\n`);
   }
 
+  @OpenWithoutToken()
   @Get('metrics')
   @Header('Content-Type', metricsRegistry.contentType)
   async metrics(): Promise<string> {

@@ -25,9 +25,34 @@ export class DiscoveryController {
 
   @Get('apis')
   apis(): object {
-    // kubectl top looks for the Metrics API here before it asks for any metrics.
+    // kubectl top looks for the Metrics API here before it asks for any metrics; kubectl auth can-i for authorization.
     const metrics = { groupVersion: 'metrics.k8s.io/v1beta1', version: 'v1beta1' };
-    return { kind: 'APIGroupList', apiVersion: 'v1', groups: [{ name: 'metrics.k8s.io', versions: [metrics], preferredVersion: metrics }] };
+    const authorization = { groupVersion: 'authorization.k8s.io/v1', version: 'v1' };
+    return {
+      kind: 'APIGroupList',
+      apiVersion: 'v1',
+      groups: [
+        { name: 'metrics.k8s.io', versions: [metrics], preferredVersion: metrics },
+        { name: 'authorization.k8s.io', versions: [authorization], preferredVersion: authorization },
+      ],
+    };
+  }
+
+  @Get('apis/authorization.k8s.io')
+  authorizationGroup(): object {
+    const v1 = { groupVersion: 'authorization.k8s.io/v1', version: 'v1' };
+    return { kind: 'APIGroup', apiVersion: 'v1', name: 'authorization.k8s.io', versions: [v1], preferredVersion: v1 };
+  }
+
+  /** `kubectl auth can-i` posts a SelfSubjectAccessReview. */
+  @Get('apis/authorization.k8s.io/v1')
+  authorizationV1(): object {
+    return {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: 'authorization.k8s.io/v1',
+      resources: [{ name: 'selfsubjectaccessreviews', singularName: 'selfsubjectaccessreview', namespaced: false, kind: 'SelfSubjectAccessReview', verbs: ['create'] }],
+    };
   }
 
   @Get('api/v1')

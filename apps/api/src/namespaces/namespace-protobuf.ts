@@ -8,9 +8,9 @@ export class ProtobufDecodeError extends Error {
   override readonly name = 'ProtobufDecodeError';
 }
 
-type Field = { number: number; bytes?: Buffer; value?: number };
+export type Field = { number: number; bytes?: Buffer; value?: number };
 
-function* fields(buffer: Buffer): Generator<Field> {
+export function* fields(buffer: Buffer): Generator<Field> {
   let offset = 0;
   const varint = (): number => {
     let result = 0;
@@ -63,7 +63,7 @@ function mapEntry(bytes: Buffer, encoding: 'utf8' | 'base64' = 'utf8'): [string,
 }
 
 /** The runtime.Unknown's type and raw object of a Kubernetes protobuf body. */
-function unwrap(body: Buffer): { apiVersion: string; kind: string; raw: Buffer } {
+export function unwrap(body: Buffer): { apiVersion: string; kind: string; raw: Buffer } {
   if (body.length < 4 || body.subarray(0, 4).toString('latin1') !== 'k8s\0') throw new ProtobufDecodeError('missing the k8s protobuf magic');
   let kind = '';
   let apiVersion = '';

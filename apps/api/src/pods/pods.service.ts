@@ -7,6 +7,9 @@ import {
   applyManagedFields,
   ApplySchemaError,
   applyPodDefaults,
+  checkPodSecurity,
+  enforcedLevel,
+  podSecurityMessage,
   decodeManagedFields,
   describeManager,
   encodeManagedFields,
@@ -111,6 +114,19 @@ export class PodsService {
     }
   }
 
+  /**
+   * Pod Security admission: the pod's spec, read with Kubernetes' field names before the
+   * contract (so fields jetlet does not run yet are judged too), against the level its
+   * namespace enforces (`pod-security.kubernetes.io/enforce`, else POD_SECURITY_DEFAULT; a
+   * label naming no level enforces restricted, the safe reading).
+   */
+  private admitPodSecurity(namespace: string, name: string, body: unknown): void {
+    const labels = this.projection.namespaces.get(namespace)?.labels;
+    const level = enforcedLevel(labels, this.config.POD_SECURITY_DEFAULT) ?? 'restricted';
+    const violations = checkPodSecurity(level, (body as { spec?: unknown } | null)?.spec);
+    if (violations.length > 0) throw KubeStatusException.forbidden('pods', name, podSecurityMessage(level, violations));
+  }
+
   /** Validates the whole manifest, naming every bad field, before anything is written. */
   validate(namespace: string, body: unknown): PodManifest {
     const name = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
@@ -136,6 +152,7 @@ export class PodsService {
   async create(namespace: string, body: unknown, dryRun = false, management: FieldManagement = DEFAULT_MANAGEMENT, applied?: Managers): Promise<Pod> {
     const podName = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
     this.admitToNamespace(namespace, typeof podName === 'string' ? podName : '');
+    this.admitPodSecurity(namespace, typeof podName === 'string' ? podName : '', body);
     const manifest = this.validate(namespace, body);
     const name = manifest.metadata.name;
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {

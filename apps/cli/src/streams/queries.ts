@@ -31,11 +31,13 @@ function uidQueries(uid: string): StreamQuery[] {
 
 /**
  * Everything the streams hold about one pod, read with subject filters only (cost grows
- * with the pod's messages, not with the streams): its aggregate, then per uid its status,
+ * with the pod's messages, not with the streams): its aggregate and the API's audit records
+ * of its name, then per uid its status,
  * assignment and events, then the lifecycle and heartbeats of the nodes it was on.
  */
 export async function readPod(reader: StreamReader, namespace: string, name: string): Promise<RecordedMessage[]> {
   const aggregate = await reader.read({ stream: STREAMS.pods, filter: SUBJECTS.pod(namespace, name) });
+  const audit = await reader.read({ stream: STREAMS.events, filter: SUBJECTS.audit('pods', namespace, name) });
   let uids = podUids(aggregate, namespace, name);
   // A static pod's mirror has no aggregate: its uid is on the mirror subjects.
   if (uids.length === 0) uids = podUids(await reader.read({ stream: STREAMS.pods, filter: SUBJECTS.allMirrorPods }), namespace, name);
@@ -47,7 +49,7 @@ export async function readPod(reader: StreamReader, namespace: string, name: str
       { stream: STREAMS.nodes, filter: SUBJECTS.nodeHeartbeat(n) },
     ]),
   );
-  return mergeUnique([aggregate, perUid, perNode]);
+  return mergeUnique([aggregate, audit, perUid, perNode]);
 }
 
 /** Everything about one node: its own subjects in every stream, and the pods bound to it. */

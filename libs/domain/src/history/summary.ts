@@ -84,5 +84,10 @@ export function summarize(envelope: AnyEnvelope): string {
       return envelope.data.unschedulable ? 'cordoned' : 'uncordoned';
     case 'MirrorPodUpdated':
       return `mirror of static pod ${envelope.data.pod.metadata.name}`;
+    case 'RequestAudited': {
+      const a = envelope.data;
+      const what = `${a.resource}${a.subresource ? `/${a.subresource}` : ''}${a.name ? ` ${a.name}` : ''}`;
+      return `${a.user} ${a.verb} ${what}: ${a.code}${a.reason ? ` ${a.reason}` : ''}${a.dryRun ? ' (dry run)' : ''}`;
+    }
   }
 }

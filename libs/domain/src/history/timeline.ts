@@ -80,10 +80,12 @@ export function selectMessages(messages: RecordedMessage[], target: TimelineTarg
       .sort(compareRecorded);
   }
   const subject = SUBJECTS.pod(target.namespace, target.name);
+  // Who asked the API for what about this name, refused requests (with no uid) included.
+  const audit = SUBJECTS.audit('pods', target.namespace, target.name);
   const uids = podUids(messages, target.namespace, target.name);
   const nodes = new Set(podNodes(messages, uids).map(token));
   const about = messages.filter((m) => {
-    if (m.subject === subject) return true;
+    if (m.subject === subject || m.subject === audit) return true;
     const e = m.envelope;
     if (!e) return uids.some((uid) => m.subject.endsWith(`.${uid}`));
     if (uids.includes(dataUid(e) ?? '') || uids.includes(e.correlationId)) return true;
