@@ -124,22 +124,25 @@ build_image() {
 wait_ready() {
   local port server want
   port=$(docker-compose port api 8001 | sed 's/.*://')
-  server="http://127.0.0.1:$port"
+  server="https://127.0.0.1:$port"
   want=$(docker-compose ps -q node | wc -l)
-  node dist/apps/cli/src/main.js kubeconfig --server "$server" >"$JETLET_STATE/kubeconfig"
+  node dist/apps/cli/src/main.js kubeconfig --server "$server" --token "$(admin_token "$JETLET_STATE/auth")" \
+    --certificate-authority "$JETLET_STATE/auth/tls.crt" >"$JETLET_STATE/kubeconfig"
+  chmod 600 "$JETLET_STATE/kubeconfig"
   log "waiting for $want nodes to be Ready at $server"
-  node -e '
-    const [server, want] = process.argv.slice(1);
+  KUBECONFIG="$JETLET_STATE/kubeconfig" node -e '
+    const [want] = process.argv.slice(1);
+    const { execFileSync } = require("node:child_process");
     const deadline = Date.now() + 300_000;
     (async function poll() {
       try {
-        const { items } = await (await fetch(server + "/api/v1/nodes")).json();
+        const { items } = JSON.parse(execFileSync(process.execPath, ["dist/apps/cli/src/main.js", "get", "nodes", "-o", "json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
         const ready = items.filter((n) => /^node-\d+$/.test(n.metadata.name) && n.status.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
         if (ready.length >= Number(want)) return;
       } catch {}
       if (Date.now() > deadline) { console.error("nodes not Ready after 5 minutes; see docker-compose logs node"); process.exit(1); }
       setTimeout(poll, 500);
-    })();' "$server" "$want"
+    })();' "$want"
   cat <<MSG
 jetlet lab is up: $want nodes, API $server, NATS on 127.0.0.1:$(docker-compose port nats-1 4222 | sed 's/.*://') (and nats-2, nats-3)
   point kubectl and jetctl at it:  export KUBECONFIG=$JETLET_STATE/kubeconfig
@@ -154,6 +157,12 @@ case "${1:-up}" in
   up)
     shift || true
     build_image
+    # The API is secured: a token file with an admin token and a certificate, mounted into it.
+    ensure_api_auth "$JETLET_STATE/auth"
+    if [ "${LAB_INSECURE:-}" = 1 ]; then
+      log "LAB_INSECURE=1: the API runs WITHOUT authentication; anyone on this machine is cluster-admin"
+      export LAB_INSECURE_API=true
+    fi
     docker-compose up -d "$@"
     wait_ready
     ;;

@@ -4,6 +4,9 @@
 #   scripts/lab.sh up      install what is missing, build, start everything
 #   scripts/lab.sh down    stop what `up` started and remove the lab node's containers
 #   scripts/lab.sh status  what runs, and where its logs are
+# The API is secured: HTTPS on API_PORT with a token file and an admin token made in
+# $JETLET_STATE/auth, and $JETLET_STATE/kubeconfig for kubectl and jetctl. LAB_INSECURE=1 starts
+# it unsecured on plain HTTP instead (anyone on this machine is cluster-admin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export JETLET_STATE="${JETLET_STATE:-$PWD/.jetlet/lab}"
@@ -25,8 +28,9 @@ start_app() {
 
 wait_http() {
   local url="$1" what="$2"
+  shift 2
   for _ in $(seq 1 100); do
-    curl -fsS "$url" >/dev/null 2>&1 && return 0
+    curl -fsS "$@" "$url" >/dev/null 2>&1 && return 0
     sleep 0.2
   done
   log "$what did not come up; see $JETLET_STATE"; return 1
@@ -43,18 +47,34 @@ up() {
     ensure_nats "$NATS_PORT" "$JETLET_STATE/nats-data"
     NATS_URL="nats://127.0.0.1:$NATS_PORT"
   fi
-  start_app api NATS_URL="$NATS_URL" API_PORT="$API_PORT" API_INSECURE=true
+  local server curl_auth=()
+  if [ "${LAB_INSECURE:-}" = 1 ]; then
+    log "LAB_INSECURE=1: the API runs WITHOUT authentication; anyone on this machine is cluster-admin"
+    server="http://127.0.0.1:$API_PORT"
+    start_app api NATS_URL="$NATS_URL" API_PORT="$API_PORT" API_INSECURE=true
+    node dist/apps/cli/src/main.js kubeconfig --server "$server" >"$JETLET_STATE/kubeconfig"
+  else
+    ensure_api_auth "$JETLET_STATE/auth"
+    server="https://127.0.0.1:$API_PORT"
+    start_app api NATS_URL="$NATS_URL" API_PORT="$API_PORT" API_TOKEN_AUTH_FILE="$JETLET_STATE/auth/tokens.csv" \
+      API_AUTHORIZATION_FILE="$JETLET_STATE/auth/rbac.yaml" API_TLS_CERT_FILE="$JETLET_STATE/auth/tls.crt" API_TLS_PRIVATE_KEY_FILE="$JETLET_STATE/auth/tls.key"
+    node dist/apps/cli/src/main.js kubeconfig --server "$server" --token "$(admin_token "$JETLET_STATE/auth")" \
+      --certificate-authority "$JETLET_STATE/auth/tls.crt" >"$JETLET_STATE/kubeconfig"
+    chmod 600 "$JETLET_STATE/kubeconfig"
+    curl_auth=(--cacert "$JETLET_STATE/auth/tls.crt" -H "Authorization: Bearer $(admin_token "$JETLET_STATE/auth")")
+  fi
   start_app scheduler NATS_URL="$NATS_URL"
   start_app agent NATS_URL="$NATS_URL" NODE_NAME="$NODE_NAME" AGENT_ROOT_DIR="$JETLET_STATE/agent"
-  wait_http "http://127.0.0.1:$API_PORT/version" "the API"
+  wait_http "$server/version" "the API" "${curl_auth[@]}"
   for _ in $(seq 1 100); do
-    curl -fsS "http://127.0.0.1:$API_PORT/api/v1/nodes/$NODE_NAME" 2>/dev/null | grep -q '"KubeletReady"' && break
+    curl -fsS "${curl_auth[@]}" "$server/api/v1/nodes/$NODE_NAME" 2>/dev/null | grep -q '"KubeletReady"' && break
     sleep 0.2
   done
   cat <<MSG
-jetlet lab is up: node $NODE_NAME, API http://127.0.0.1:$API_PORT, NATS $NATS_URL
+jetlet lab is up: node $NODE_NAME, API $server, NATS $NATS_URL
   logs:   $JETLET_STATE/{api,scheduler,agent}.log
-  try:    node dist/apps/cli/src/main.js get nodes
+  try:    export KUBECONFIG=$JETLET_STATE/kubeconfig; kubectl get nodes; node dist/apps/cli/src/main.js get nodes
+  tokens: $JETLET_STATE/auth/tokens.csv (token,user,uid,"groups"), bindings: $JETLET_STATE/auth/rbac.yaml
   stop:   npm run lab:down
 MSG
 }

@@ -132,3 +132,29 @@ prepare_run() {
   trap 'if [ "$started_docker" = 1 ]; then stop_started dockerd; fi' EXIT
   ensure_images
 }
+
+# ensure_api_auth DIR: what a secured API needs, made once and kept: tokens.csv with an admin
+# token (group system:masters), a self-signed certificate for 127.0.0.1 and localhost
+# (kubectl sends a token only over TLS), a token for Prometheus (group system:monitoring: /metrics
+# only) and an empty rbac.yaml to bind users in.
+ensure_api_auth() {
+  local dir="$1"
+  mkdir -p "$dir"
+  chmod 700 "$dir"
+  if [ ! -s "$dir/tokens.csv" ]; then
+    printf '%s,admin,0,"system:masters"\n' "$(openssl rand -hex 24)" >"$dir/tokens.csv"
+    openssl rand -hex 24 >"$dir/prometheus.token"
+    printf '%s,prometheus,1,"system:monitoring"\n' "$(cat "$dir/prometheus.token")" >>"$dir/tokens.csv"
+    chmod 600 "$dir/tokens.csv"
+    chmod 644 "$dir/prometheus.token"
+  fi
+  [ -f "$dir/rbac.yaml" ] || printf '# RoleBindings and ClusterRoleBindings of view, edit, cluster-admin, system:nodes\n' >"$dir/rbac.yaml"
+  if [ ! -s "$dir/tls.crt" ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 -subj /CN=jetlet-api \
+      -addext 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:api' -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null
+    chmod 644 "$dir/tls.key"
+  fi
+}
+
+# admin_token DIR: the admin token of ensure_api_auth's token file.
+admin_token() { sed -n 's/^\([^,]*\),admin,.*/\1/p' "$1/tokens.csv" | head -1; }

@@ -77,6 +77,8 @@ export const BUILT_IN_ROLES: Readonly<Record<string, readonly PolicyRule[]>> = {
     { verbs: [...READ], apiGroups: [''], resources: ['nodes', 'nodes/status', 'pods', 'pods/status', 'namespaces', 'configmaps', 'secrets', 'events'] },
     { verbs: ['create', 'patch', 'update'], apiGroups: [''], resources: ['events', 'nodes/status', 'pods/status'] },
   ],
+  // Prometheus: the metrics, nothing else (Kubernetes' system:monitoring).
+  'system:monitoring': [{ verbs: ['get'], nonResourceURLs: ['/metrics', '/healthz', '/livez', '/livez/*', '/readyz', '/readyz/*'] }],
   // What every authenticated user gets (system:discovery, system:public-info-viewer, system:basic-user).
   'system:basic-user': [
     { verbs: ['create'], apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews'] },
@@ -88,6 +90,7 @@ export const BUILT_IN_ROLES: Readonly<Record<string, readonly PolicyRule[]>> = {
 export const BUILT_IN_BINDINGS: readonly RoleBinding[] = [
   { role: 'cluster-admin', users: [], groups: ['system:masters'] },
   { role: 'system:nodes', users: [], groups: ['system:nodes'] },
+  { role: 'system:monitoring', users: [], groups: ['system:monitoring'] },
   { role: 'system:basic-user', users: [], groups: [AUTHENTICATED_GROUP] },
 ];
 
