@@ -2,7 +2,8 @@ import { Module } from '@nestjs/common';
 import { BusModule } from '#bus';
 import { loadConfig } from '#contracts';
 import { MetricsController } from '#observability';
-import { ALERT_RULES, ALERTER_CONFIG, CLOCK, type Clock } from './alerter.constants.js';
+import { CLOCK, systemClock } from '#workqueue';
+import { ALERT_RULES, ALERTER_CONFIG } from './alerter.constants.js';
 import { AlerterConfig } from './alerter.config.js';
 import { AlerterController } from './alerting/alerter.controller.js';
 import { AlerterService } from './alerting/alerter.service.js';
@@ -12,16 +13,20 @@ import { loadAlertRules } from './rules/alert-rules.js';
 const config = loadConfig(AlerterConfig);
 // A bad rules file stops the alerter at start, naming every bad field.
 const rules = loadAlertRules(config.ALERT_RULES_FILE);
-const clock: Clock = { now: () => Date.now() };
 
 @Module({
   imports: [
     BusModule.forRoot(
       () => ({ servers: config.NATS_URL, name: 'jetlet-alerter', streamReplicas: config.STREAM_REPLICAS, source: { component: 'alerter' } }),
-      () => ({ config: { ...config }, now: () => clock.now() }),
+      () => ({ config: { ...config }, now: () => systemClock.now() }),
     ),
   ],
   controllers: [MetricsController, AlerterHttpController, AlerterController],
-  providers: [{ provide: ALERTER_CONFIG, useValue: config }, { provide: ALERT_RULES, useValue: rules }, { provide: CLOCK, useValue: clock }, AlerterService],
+  providers: [
+    { provide: ALERTER_CONFIG, useValue: config },
+    { provide: ALERT_RULES, useValue: rules },
+    { provide: CLOCK, useValue: systemClock },
+    AlerterService,
+  ],
 })
 export class AlerterModule {}

@@ -29,6 +29,7 @@ import {
 } from '#contracts';
 import { busMetrics, consumerLag, enableProcessMetrics } from '#observability';
 import { BusError, BusUnavailableError, MessageTooLargeError, SequenceConflictError } from './bus.errors.js';
+import { retry } from '#workqueue';
 import { Outbox, type OutboxOptions } from './outbox.js';
 import { JetStreamContext, type ConsumerRef, type Delivery } from './transport/jetstream.context.js';
 
@@ -123,8 +124,6 @@ function deliverConfig(from: DeliverFrom): { deliver_policy: DeliverPolicy; opt_
   }
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * A pull consumer's request lifetime, ms. Its idle heartbeat is half of it, and two missed
  * heartbeats mark the consumer dead: a consumer lost with a server restart is noticed
@@ -180,10 +179,8 @@ export class Bus {
     // Every jetlet process talks to the bus, so this is where each gets its process metrics.
     enableProcessMetrics();
     const logger = new Logger(Bus.name);
-    const maxDelay = options.maxRetryDelayMs ?? 5000;
-    let delay = 100;
-    for (let attempt = 1; ; attempt++) {
-      try {
+    return retry(
+      async (attempt) => {
         const nc = await connect({
           servers: options.servers.split(','),
           name: options.name,
@@ -195,13 +192,17 @@ export class Bus {
         const bus = new Bus(nc, jetstream(nc), jsm, options.source, options);
         void bus.watchConnection();
         return bus;
-      } catch (error) {
-        if (signal?.aborted) throw new BusError('connect aborted', { cause: error });
-        logger.warn(`cannot reach NATS at ${options.servers} (attempt ${attempt}): ${(error as Error).message}; retrying in ${delay} ms`);
-        await sleep(delay);
-        delay = Math.min(delay * 2, maxDelay);
-      }
-    }
+      },
+      {
+        initialMs: 100,
+        maxMs: options.maxRetryDelayMs ?? 5000,
+        ...(signal ? { signal } : {}),
+        onRetry: (error, attempt, delay) =>
+          logger.warn(`cannot reach NATS at ${options.servers} (attempt ${attempt}): ${(error as Error).message}; retrying in ${delay} ms`),
+      },
+    ).catch((error: unknown) => {
+      throw signal?.aborted ? new BusError('connect aborted', { cause: error }) : error;
+    });
   }
 
   /** False while the connection is down (the client reconnects on its own, with back-off). */
@@ -233,16 +234,12 @@ export class Bus {
    */
   async ensureStreams(): Promise<void> {
     for (const def of Object.values(STREAM_DEFINITIONS)) {
-      for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
-        try {
-          await this.ensureStream(def);
-          break;
-        } catch (error) {
-          if (!isUnavailable(error)) throw error;
-          this.logger.warn(`stream ${def.name} not ensured yet (${(error as Error).message}); retrying in ${delay} ms`);
-          await sleep(delay);
-        }
-      }
+      await retry(() => this.ensureStream(def), {
+        initialMs: 250,
+        maxMs: 5000,
+        retryable: isUnavailable,
+        onRetry: (error, _attempt, delay) => this.logger.warn(`stream ${def.name} not ensured yet (${(error as Error).message}); retrying in ${delay} ms`),
+      });
     }
   }
 
@@ -510,6 +507,7 @@ export class Bus {
     let markCaughtUp: () => void = () => undefined;
     const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
     let stopped = false;
+    const stopping = new AbortController();
     let current = await open(true);
     if (current.pending === 0) markCaughtUp();
     let reopening: Promise<void> | undefined;
@@ -527,25 +525,21 @@ export class Bus {
       busMetrics.consumerRecreated.inc({ stream, consumer: consumerName });
       reopening = (async () => {
         await current.messages.close().catch(() => undefined);
-        let delay = REOPEN_FIRST_DELAY_MS;
-        for (let attempt = 1; !stopped; attempt++) {
-          try {
-            const next = await open(false);
-            if (stopped) {
-              await next.messages.close().catch(() => undefined);
-              return;
-            }
-            current = next;
-            watchStatus(next.messages);
-            this.logger.log(`consumer ${consumerName} on ${stream} is back (attempt ${attempt})`);
-            wake();
-            return;
-          } catch (error) {
-            this.logger.warn(`consumer ${consumerName} on ${stream} not open yet (attempt ${attempt}): ${(error as Error).message}`);
-            await sleep(delay);
-            delay = Math.min(delay * 2, REOPEN_MAX_DELAY_MS);
-          }
+        const next = await retry(() => open(false), {
+          initialMs: REOPEN_FIRST_DELAY_MS,
+          maxMs: REOPEN_MAX_DELAY_MS,
+          signal: stopping.signal,
+          onRetry: (error, attempt) => this.logger.warn(`consumer ${consumerName} on ${stream} not open yet (attempt ${attempt}): ${(error as Error).message}`),
+        }).catch(() => undefined);
+        if (!next) return;
+        if (stopped) {
+          await next.messages.close().catch(() => undefined);
+          return;
         }
+        current = next;
+        watchStatus(next.messages);
+        this.logger.log(`consumer ${consumerName} on ${stream} is back`);
+        wake();
       })().finally(() => (reopening = undefined));
     };
 
@@ -587,6 +581,7 @@ export class Bus {
       caughtUp,
       stop: async () => {
         stopped = true;
+        stopping.abort();
         this.reconnectListeners.delete(onReconnect);
         this.subscriptions.delete(subscription);
         wake();

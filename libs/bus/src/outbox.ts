@@ -1,3 +1,4 @@
+import { Backoff, systemClock } from '#workqueue';
 import { Logger } from '@nestjs/common';
 import type { MessageData, MessageType } from '#contracts';
 import { busMetrics } from '#observability';
@@ -85,13 +86,13 @@ export class Outbox {
   }
 
   private async drain(): Promise<void> {
-    let delay = this.firstDelayMs;
+    const backoff = new Backoff({ initialMs: this.firstDelayMs, maxMs: this.maxDelayMs });
     while (this.queue.length > 0) {
       const head = this.queue[0];
       try {
         await this.send(head);
         if (this.queue[0] === head) this.remove();
-        delay = this.firstDelayMs;
+        backoff.reset();
         if (this.unloggedDrops > 0) {
           this.logger.warn(`the outbox was full: dropped the ${this.unloggedDrops} oldest message(s)`);
           this.unloggedDrops = 0;
@@ -103,12 +104,10 @@ export class Outbox {
           continue;
         }
         if (this.closed) return;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          this.interrupt = () => (clearTimeout(timer), resolve());
-        });
+        const wait = new AbortController();
+        this.interrupt = () => wait.abort();
+        await systemClock.sleep(backoff.next(), wait.signal);
         this.interrupt = () => undefined;
-        delay = Math.min(delay * 2, this.maxDelayMs);
       }
     }
   }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { BUS, type Bus } from '#bus';
 import { SUBJECTS, type ContainerEventReason } from '#contracts';
 import { LABELS, type ContainerRuntime, type RuntimeEvent } from '#runtime';
+import { Backoff, systemClock } from '#workqueue';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { ReconcilerService } from '../reconcile/reconciler.service.js';
@@ -42,15 +43,16 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async watch(): Promise<void> {
-    let delay = 250;
+    const backoff = new Backoff({ initialMs: 250, maxMs: 10_000 });
     while (!this.abort.signal.aborted) {
+      let delay: number | undefined;
       // The stream says nothing when it connects: one that has not failed for a while is up.
       const settled = setTimeout(() => plegHealth.eventStreamUp(), STREAM_SETTLE_MS);
       try {
         // Relist once the stream is subscribed: anything that happened before is in the list, anything after in the stream.
         const events = this.runtime.events({ [LABELS.node]: this.config.NODE_NAME }, this.abort.signal, () => this.reconciler.trigger());
         for await (const event of events) {
-          delay = 250;
+          backoff.reset();
           this.lastSeenMs = Date.now();
           plegHealth.eventStreamUp();
           // Buffered, not awaited: a slow bus must not hold up the event stream (publishes keep their order).
@@ -59,13 +61,14 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
       } catch (error) {
         if (this.abort.signal.aborted) return;
         plegHealth.eventStreamDown((error as Error).message);
+        delay = backoff.next();
         this.logger.warn(`runtime event stream broke: ${(error as Error).message}; reconnecting in ${delay} ms`);
       } finally {
         clearTimeout(settled);
       }
       if (this.abort.signal.aborted) return;
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      delay = Math.min(delay * 2, 10_000);
+      // A stream that ended without an error is opened again after the same back-off.
+      await systemClock.sleep(delay ?? backoff.next(), this.abort.signal);
     }
   }
 

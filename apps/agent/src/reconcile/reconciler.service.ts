@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import type { Container } from '#contracts';
 import { BackoffBook, computePodStatus, isDead, planReconcile, runtimeDownStatus, type Action, type DesiredPod } from '#domain';
 import { podRef } from '#observability';
+import { CoalescingQueue } from '#workqueue';
 import { LABELS, type ContainerRuntime, type RuntimeContainer } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
@@ -38,8 +39,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   /** Pods whose actions were skipped while their worker was busy. */
   private readonly deferred = new Set<string>();
   private readonly backoff: BackoffBook;
-  private dirty = false;
-  private running?: Promise<void>;
+  /** Passes: never two at once, and every trigger during one folds into one pass after it. */
+  private readonly passes: CoalescingQueue;
   private resync?: NodeJS.Timeout;
   private wake?: { timer: NodeJS.Timeout; atMs: number };
   private stopped = false;
@@ -58,6 +59,17 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     private readonly messages: TerminationMessages,
     private readonly admission: PodAdmission,
   ) {
+    this.passes = new CoalescingQueue(
+      async () => {
+        const end = agentMetrics.reconcileDuration.startTimer();
+        try {
+          await this.pass();
+        } finally {
+          end();
+        }
+      },
+      (error) => this.logger.error(`reconcile pass failed: ${(error as Error).stack ?? String(error)}`),
+    );
     this.backoff = new BackoffBook({ baseMs: config.BACKOFF_BASE_SECONDS * 1000, capMs: config.BACKOFF_CAP_SECONDS * 1000 });
   }
 
@@ -68,39 +80,21 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     this.executor.onWake((atMs) => this.wakeAt(atMs));
     this.prober.onResult(() => this.trigger());
     this.resync = setInterval(() => this.trigger(), this.config.RESYNC_SECONDS * 1000);
-    this.trigger();
+    this.passes.start();
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearInterval(this.resync);
     clearTimeout(this.wake?.timer);
-    await this.running;
+    await this.passes.stop();
     await Promise.all(this.workers.values());
   }
 
   /** Asks for a pass; passes never overlap, and triggers during one coalesce into the next. */
   trigger(): void {
     if (this.stopped) return;
-    this.dirty = true;
-    if (this.running) return;
-    this.running = (async () => {
-      while (this.dirty && !this.stopped) {
-        this.dirty = false;
-        const end = agentMetrics.reconcileDuration.startTimer();
-        try {
-          await this.pass();
-        } catch (error) {
-          this.logger.error(`reconcile pass failed: ${(error as Error).stack ?? String(error)}`);
-        } finally {
-          end();
-        }
-      }
-    })().finally(() => {
-      this.running = undefined;
-      // A trigger that came after the loop's last check must not wait for the next resync.
-      if (this.dirty) this.trigger();
-    });
+    this.passes.add();
   }
 
   /** A pass at `atMs` (the earliest asked for wins). */

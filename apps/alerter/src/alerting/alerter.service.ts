@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { BUS, JetStreamServer, type Bus } from '#bus';
 import { type AnyEnvelope } from '#contracts';
 import { AlertFacts, evaluateAlerts, type AlertInstance, type AlertRule } from '#domain';
-import { ALERT_RULES, ALERTER_CONFIG, CLOCK, type Clock } from '../alerter.constants.js';
+import { CLOCK, CoalescingQueue, type Clock } from '#workqueue';
+import { ALERT_RULES, ALERTER_CONFIG } from '../alerter.constants.js';
 import type { AlerterConfig } from '../alerter.config.js';
 import { alerterMetrics } from '../alerter.metrics.js';
 import { fingerprint, generatorUrl, toPostable } from '../notify/alert-payload.js';
@@ -23,8 +24,11 @@ export class AlerterService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(AlerterService.name);
   private readonly facts = new AlertFacts();
   private ready = false;
-  private dirty = false;
-  private running?: Promise<void>;
+  /** Evaluations: at once when idle, else right after the one under way. */
+  private readonly evaluations = new CoalescingQueue(
+    () => this.evaluate(),
+    (error) => this.logger.error(`evaluation failed: ${(error as Error).stack ?? String(error)}`),
+  );
   private timer?: NodeJS.Timeout;
   /** What Alertmanager last got of each alert, and when. */
   private readonly sentToAlertmanager = new Map<string, { signature: string; at: number }>();
@@ -54,15 +58,15 @@ export class AlerterService implements OnApplicationBootstrap, OnModuleDestroy {
     await Promise.all(Object.values(ALERT_SOURCES).map((pattern) => this.transport.caughtUp(pattern)));
     this.ready = true;
     this.timer = setInterval(() => this.trigger(), this.config.EVALUATION_SECONDS * 1000);
-    this.trigger();
-    await this.running;
+    this.evaluations.start();
+    await this.evaluations.idle();
     this.logger.log(`alert state rebuilt from the log: ${this.current.filter((a) => a.endsAt === undefined).length} alert(s) firing`);
   }
 
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
     this.ready = false;
-    await this.running;
+    await this.evaluations.stop();
   }
 
   /** One fact from `stream`; an evaluation follows when it changed what alerts see. */
@@ -72,21 +76,7 @@ export class AlerterService implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Evaluates soon: at once when idle, else right after the evaluation under way. */
   private trigger(): void {
-    if (!this.ready) return;
-    this.dirty = true;
-    if (this.running) return;
-    this.running = (async () => {
-      while (this.dirty && this.ready) {
-        this.dirty = false;
-        try {
-          await this.evaluate();
-        } catch (error) {
-          this.logger.error(`evaluation failed: ${(error as Error).stack ?? String(error)}`);
-        }
-      }
-    })().finally(() => {
-      this.running = undefined;
-    });
+    if (this.ready) this.evaluations.add();
   }
 
   private async evaluate(): Promise<void> {

@@ -14,6 +14,7 @@ import {
   type PodRecord,
 } from '#domain';
 import { podRef } from '#observability';
+import { CoalescingQueue } from '#workqueue';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
 import type { SchedulerConfig } from '../scheduler.config.js';
 import { setPendingSource, startAttempt } from '../metrics/scheduler.metrics.js';
@@ -40,8 +41,11 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   /** Each node's readiness at the last pass, to record its transitions. */
   private readonly readiness = new Map<string, boolean>();
   private ready = false;
-  private dirty = false;
-  private running?: Promise<void>;
+  /** Passes: never two at once; every change during one folds into one pass after it. */
+  private readonly passes = new CoalescingQueue(
+    () => this.pass(),
+    (error) => this.logger.error(`scheduling pass failed: ${(error as Error).stack ?? String(error)}`),
+  );
   private resync?: NodeJS.Timeout;
 
   constructor(
@@ -60,13 +64,13 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     this.ready = true;
     this.logger.log(`caught up: ${this.pods.list().length} pod(s), ${this.nodes.list().length} node(s)`);
     this.resync = setInterval(() => this.trigger(), this.config.RESYNC_SECONDS * 1000);
-    this.trigger();
+    this.passes.start();
   }
 
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.resync);
     this.ready = false;
-    await this.running;
+    await this.passes.stop();
   }
 
   /** A fact from the pods stream (SchedulingController): status reports say when a node let a pod go, mirrors take room on their node. */
@@ -111,22 +115,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private trigger(): void {
-    if (!this.ready) return;
-    this.dirty = true;
-    if (this.running) return;
-    this.running = (async () => {
-      while (this.dirty && this.ready) {
-        this.dirty = false;
-        try {
-          await this.pass();
-        } catch (error) {
-          this.logger.error(`scheduling pass failed: ${(error as Error).stack ?? String(error)}`);
-        }
-      }
-    })().finally(() => {
-      this.running = undefined;
-      if (this.dirty) this.trigger();
-    });
+    if (this.ready) this.passes.add();
   }
 
   /** Every node with the requests and host ports of its non-terminal pods, once per pass. */

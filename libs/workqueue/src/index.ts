@@ -1,0 +1,3 @@
+export * from './backoff.js';
+export * from './clock.js';
+export * from './coalescing-queue.js';
