@@ -22,6 +22,10 @@ const pod = (name: string, command: string[]): object => ({
   spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command }] },
 });
 
+/** The agent's bearer token: its Summary API shows pods, so it answers only with one. */
+const AGENT_TOKEN = 'exec-e2e-agent-token';
+const asAgentClient = { headers: { authorization: `Bearer ${AGENT_TOKEN}` } };
+
 const md5 = (bytes: Buffer): string => createHash('md5').update(bytes).digest('hex');
 
 /** Parses kubectl's `1234m` / `56Mi` columns. */
@@ -63,7 +67,7 @@ describe('kubectl exec, attach, cp and top through the agent', () => {
 
   /** A gauge's value summed over its series, from an app's /metrics. */
   const gauge = async (url: string, name: string, labels: Record<string, string> = {}): Promise<number> => {
-    const text = await (await fetch(`${url}/metrics`)).text();
+    const text = await (await fetch(`${url}/metrics`, asAgentClient)).text();
     return parsePrometheusText(text)
       .samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
       .reduce((sum, s) => sum + s.value, 0);
@@ -72,7 +76,7 @@ describe('kubectl exec, attach, cp and top through the agent', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'jetlet-exec-'));
     cluster = await Cluster.start();
-    await cluster.startAgent(node);
+    await cluster.startAgent(node, { AGENT_TOKEN: AGENT_TOKEN });
     await cluster.createPod('default', pod('shell', ['sleep', '3600']));
     await cluster.createPod('default', pod('ticker', ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done']));
     // 40 MiB in the container's /dev/shm: memory charged to it that the page cache cannot give back.
@@ -243,9 +247,9 @@ describe('kubectl exec, attach, cp and top through the agent', () => {
     assert.equal(name, node);
     assert.ok(millicores(cpu) > 0 && mebibytes(memory) > 40, nodes.stdout.toString());
 
-    const summary = (await (await fetch(`${cluster.agentUrl(node)}/stats/summary`)).json()) as { pods: Array<{ podRef: { name: string } }> };
+    const summary = (await (await fetch(`${cluster.agentUrl(node)}/stats/summary`, asAgentClient)).json()) as { pods: Array<{ podRef: { name: string } }> };
     assert.deepEqual(summary.pods.map((p) => p.podRef.name).sort(), ['hog', 'idle', 'shell', 'ticker']);
-    const resource = await (await fetch(`${cluster.agentUrl(node)}/metrics/resource`)).text();
+    const resource = await (await fetch(`${cluster.agentUrl(node)}/metrics/resource`, asAgentClient)).text();
     assert.match(resource, /^pod_memory_working_set_bytes\{namespace="default",pod="hog"\} \d+ \d+$/m);
   });
 });
