@@ -53,6 +53,16 @@ export async function followPod(reader: StreamReader, pod: Pod, fromSeq: number,
     };
   });
   const seen = new Set<string>();
+  let scheduled = false;
+  /**
+   * Said once. The scheduler's own fact may be gone before the streams are read (the pod's
+   * subject keeps only its newest facts), so the first word from the node says it too.
+   */
+  const scheduledTo = (nodeName: string): void => {
+    if (scheduled) return;
+    scheduled = true;
+    print(`pod/${name}: Scheduled to ${(last = `node ${nodeName}`)}`);
+  };
   const on = (m: RecordedMessage): void => {
     const e = m.envelope;
     const key = `${m.stream}/${m.seq}`;
@@ -60,7 +70,7 @@ export async function followPod(reader: StreamReader, pod: Pod, fromSeq: number,
     seen.add(key);
     switch (e.type) {
       case 'PodScheduled':
-        if (e.data.uid === uid) print(`pod/${name}: Scheduled to ${(last = `node ${e.data.nodeName}`)}`);
+        if (e.data.uid === uid) scheduledTo(e.data.nodeName);
         break;
       case 'PodUnschedulable':
         if (e.data.uid === uid) print(`pod/${name}: ${(last = `FailedScheduling: ${e.data.message}`)}`);
@@ -70,10 +80,12 @@ export async function followPod(reader: StreamReader, pod: Pod, fromSeq: number,
         if (e.data.uid === uid) settle(new PodProgressError(`pod/${name} is being deleted`));
         break;
       case 'PodEvent':
+        if (e.data.uid === uid) scheduledTo(e.data.nodeName);
         if (['Pulling', 'Pulled', 'Created', 'Started', 'Failed', 'BackOff', 'Unhealthy', 'Killing'].includes(e.data.reason))
           print(`pod/${name}: ${(last = `${e.data.reason}: ${e.data.message}`)}`);
         break;
       case 'PodStatusReported': {
+        if (e.data.uid === uid) scheduledTo(e.data.nodeName);
         const failure = failureOf(e.data.status);
         if (failure) return settle(new PodProgressError(failure));
         if (doneOf(e.data.status)) {
