@@ -220,4 +220,83 @@ describe('kubectl reads, selects and watches', () => {
     }
     assert.doesNotMatch(run.stderr, /^[EW]\d{4} /m, 'kubectl logged no warning or error');
   });
+
+  it('pages lists with --chunk-size and limit/continue on one snapshot, and watches namespaces', async () => {
+    const chunked = await kubectl(['get', 'pods', '--chunk-size=1', '-o', 'name', '-v=6']);
+    assert.equal(chunked.code, 0, chunked.stderr);
+    assert.deepEqual(chunked.stdout.trim().split('\n'), ['pod/alpha-1', 'pod/alpha-2', 'pod/beta-1', 'pod/unready']);
+    assert.match(chunked.stderr, /continue=/, 'kubectl followed the continue tokens');
+    const table = await kubectl(['get', 'pods', '--chunk-size=3']);
+    assert.deepEqual(
+      table.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s+/)[0]),
+      ['NAME', 'alpha-1', 'alpha-2', 'beta-1', 'unready'],
+    );
+
+    type List = { metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number }; items: Pod[] };
+    const list = async (query: string): Promise<{ status: number; body: List & { reason?: string } }> => {
+      const response = await fetch(`${cluster.apiUrl}/api/v1/namespaces/default/pods?${query}`);
+      return { status: response.status, body: (await response.json()) as List & { reason?: string } };
+    };
+    const first = await list('limit=2');
+    assert.deepEqual(
+      first.body.items.map((p) => p.metadata.name),
+      ['alpha-1', 'alpha-2'],
+    );
+    assert.equal(first.body.metadata.remainingItemCount, 2);
+    // A pod created between pages is not in the rest of that list: it continues from the first page's snapshot.
+    await cluster.createPod('default', manifest('zz-late', { app: 'late' }));
+    const rest = await list(`limit=10&continue=${first.body.metadata.continue ?? ''}`);
+    assert.equal(rest.status, 200);
+    assert.deepEqual(
+      rest.body.items.map((p) => p.metadata.name),
+      ['beta-1', 'unready'],
+    );
+    assert.equal(rest.body.metadata.resourceVersion, first.body.metadata.resourceVersion);
+    assert.equal(rest.body.metadata.continue, undefined);
+    assert.ok((await list('limit=10')).body.items.some((p) => p.metadata.name === 'zz-late'));
+    const selectedPage = await list(`labelSelector=app%3Dalpha&limit=1`);
+    assert.deepEqual(
+      selectedPage.body.items.map((p) => p.metadata.name),
+      ['alpha-1'],
+    );
+    assert.deepEqual(
+      (await list(`labelSelector=app%3Dalpha&limit=1&continue=${selectedPage.body.metadata.continue ?? ''}`)).body.items.map((p) => p.metadata.name),
+      ['alpha-2'],
+    );
+    const bad = await list('limit=1&continue=not-a-token');
+    assert.equal(bad.status, 400);
+
+    // Namespaces are watchable: a namespace created after the list arrives as ADDED.
+    const namespaces = (await (await fetch(`${cluster.apiUrl}/api/v1/namespaces`)).json()) as List;
+    const name = uniqueName('watched-ns');
+    const controller = new AbortController();
+    const response = await fetch(`${cluster.apiUrl}/api/v1/watch/namespaces?resourceVersion=${namespaces.metadata.resourceVersion}`, {
+      signal: controller.signal,
+    });
+    assert.equal(response.status, 200);
+    let frames = '';
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) frames += decoder.decode(chunk);
+    })().catch(() => undefined);
+    try {
+      const created = await kubectl(['create', 'namespace', name]);
+      assert.equal(created.code, 0, created.stderr);
+      await waitFor(
+        'the namespace watch to show the new namespace',
+        () =>
+          frames.includes(`"type":"ADDED","object":{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"${name}"`) ||
+          new RegExp(`"type":"ADDED".*"name":"${name}"`).test(frames),
+        30_000,
+      );
+    } finally {
+      controller.abort();
+      await reading;
+    }
+    const listedNs = await kubectl(['get', 'namespaces', '--chunk-size=2', '-o', 'name']);
+    assert.ok(listedNs.stdout.split('\n').includes(`namespace/${name}`), listedNs.stdout);
+  });
 });

@@ -29,6 +29,7 @@ import { ResourceMetricsController } from './metrics-api/resource-metrics.contro
 import { ResourceMetricsService } from './metrics-api/resource-metrics.service.js';
 import { PodStreamsController } from './streaming/pod-streams.controller.js';
 import { PodStreamsService } from './streaming/pod-streams.service.js';
+import { PagingInterceptor } from './options/paging.interceptor.js';
 import { PrintingInterceptor } from './printing/printing.interceptor.js';
 import { ProjectionController } from './projection/projection.controller.js';
 import { ProjectionService } from './projection/projection.service.js';
@@ -73,6 +74,8 @@ const config = loadConfig(ApiConfig);
     { provide: APP_INTERCEPTOR, useClass: StaleReadInterceptor },
     { provide: APP_INTERCEPTOR, useClass: FieldValidationInterceptor },
     { provide: APP_INTERCEPTOR, useClass: PrintingInterceptor },
+    // Inside printing: a page is cut from the objects before they become a Table.
+    { provide: APP_INTERCEPTOR, useClass: PagingInterceptor },
     WatchService,
     ProjectionService,
     PodsService,

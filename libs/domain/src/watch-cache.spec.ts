@@ -75,4 +75,23 @@ describe('WatchCache', () => {
     assert.deepEqual(seen, ['ADDED:1']);
     assert.equal(sut.watchers, 0);
   });
+
+  it('rolls its window back to the objects as they were at a sequence, until that sequence leaves the window', () => {
+    const sut = new WatchCache<{ uid: string; v: number }>(3, (o) => o.uid);
+    sut.update('a', { uid: 'a1', v: 1 }, 1, true);
+    sut.update('b', { uid: 'b1', v: 1 }, 2, true);
+    sut.update('a', { uid: 'a1', v: 2 }, 3, true);
+    sut.update('b', { uid: 'b1', v: 1 }, 4, false);
+    assert.deepEqual(sut.snapshotAt(2), [
+      { uid: 'a1', v: 1 },
+      { uid: 'b1', v: 1 },
+    ]);
+    assert.deepEqual(sut.snapshotAt(3), [
+      { uid: 'a1', v: 2 },
+      { uid: 'b1', v: 1 },
+    ]);
+    assert.deepEqual(sut.snapshotAt(4), [{ uid: 'a1', v: 2 }]);
+    // Only three changes are kept: before sequence 1's successor the window no longer reaches.
+    assert.equal(sut.snapshotAt(0), undefined);
+  });
 });

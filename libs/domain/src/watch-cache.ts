@@ -70,6 +70,25 @@ export class WatchCache<T> {
     return [...this.store.values()];
   }
 
+  /**
+   * The objects as they were right after sequence `seq`, by rolling the window's later
+   * changes back; undefined once changes after `seq` have left the window. A continued
+   * list reads its snapshot here.
+   */
+  snapshotAt(seq: number): T[] | undefined {
+    if (seq >= this.lastSeq) return this.snapshot();
+    const later = this.changesSince(seq);
+    if (!later) return undefined;
+    const objects = new Map<string, T>();
+    for (const object of this.store.values()) objects.set(this.identity(object), object);
+    for (let i = later.length - 1; i >= 0; i--) {
+      const change = later[i];
+      if (change.type === 'ADDED') objects.delete(this.identity(change.object));
+      else if (change.previous !== undefined) objects.set(this.identity(change.previous), change.previous);
+    }
+    return [...objects.values()];
+  }
+
   get size(): number {
     return this.store.size;
   }

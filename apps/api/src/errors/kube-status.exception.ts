@@ -5,7 +5,8 @@ import type { FieldCause } from '#contracts';
 export interface KubeStatus {
   kind: 'Status';
   apiVersion: 'v1';
-  metadata: Record<string, never>;
+  /** Empty, but for a 410 on a list page: the token to continue from the newest state. */
+  metadata: { continue?: string };
   status: 'Failure';
   message: string;
   reason: string;
@@ -14,12 +15,19 @@ export interface KubeStatus {
 }
 
 /** The kind of each resource the API serves, for Status details that name a kind. */
-const KIND_OF_RESOURCE: Record<string, string> = { pods: 'Pod', nodes: 'Node', namespaces: 'Namespace', events: 'Event', configmaps: 'ConfigMap', secrets: 'Secret' };
+const KIND_OF_RESOURCE: Record<string, string> = {
+  pods: 'Pod',
+  nodes: 'Node',
+  namespaces: 'Namespace',
+  events: 'Event',
+  configmaps: 'ConfigMap',
+  secrets: 'Secret',
+};
 
 /** An HTTP error whose body is a Kubernetes Status. */
 export class KubeStatusException extends HttpException {
-  constructor(code: number, reason: string, message: string, details?: KubeStatus['details']) {
-    const body: KubeStatus = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code };
+  constructor(code: number, reason: string, message: string, details?: KubeStatus['details'], metadata: KubeStatus['metadata'] = {}) {
+    const body: KubeStatus = { kind: 'Status', apiVersion: 'v1', metadata, status: 'Failure', message, reason, ...(details ? { details } : {}), code };
     super(body, code);
   }
 

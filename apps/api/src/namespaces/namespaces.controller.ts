@@ -1,5 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import type { NamespaceObject } from '#domain';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { NAMESPACE_SELECTABLE_FIELDS, namespaceFields, type NamespaceObject } from '#domain';
+import { parseListOptions, selected } from '../options/list-options.js';
 import { ProjectionService } from '../projection/projection.service.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import { decodeNamespace, ProtobufDecodeError } from './namespace-protobuf.js';
@@ -14,8 +15,10 @@ export class NamespacesController {
   ) {}
 
   @Get()
-  list(): object {
-    return { kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: String(this.projection.pods.lastSeq) }, items: this.namespaces.list() };
+  list(@Query() query: Record<string, unknown>): object {
+    const options = parseListOptions(query, NAMESPACE_SELECTABLE_FIELDS);
+    const items = this.namespaces.list().filter((n) => selected(options, n.metadata.labels, () => namespaceFields(n)));
+    return { kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: String(this.projection.pods.lastSeq) }, items };
   }
 
   @Post()

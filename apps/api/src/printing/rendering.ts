@@ -36,7 +36,9 @@ function includeObject(query: Record<string, unknown>): IncludeObject {
   throw KubeStatusException.badRequest(`includeObject: Unsupported value: ${JSON.stringify(raw)}: supported values: "Metadata", "None", "Object"`);
 }
 
-function isList(value: object): value is { kind: string; metadata?: { resourceVersion?: string }; items: KubeObject[] } {
+function isList(
+  value: object,
+): value is { kind: string; metadata?: { resourceVersion?: string; continue?: string; remainingItemCount?: number }; items: KubeObject[] } {
   const v = value as { kind?: unknown; items?: unknown };
   return typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items);
 }
@@ -52,17 +54,24 @@ export function render(value: unknown, rendering: Rendering, nowMs: number): unk
   if (isList(value)) {
     const kind = value.kind.slice(0, -'List'.length);
     const resourceVersion = value.metadata?.resourceVersion;
-    if (rendering.as === 'Table')
-      return toTable(kind, value.items, {
+    // A page keeps its continue token (and count) whatever it is rendered as: kubectl pages through Tables.
+    const paging = {
+      ...(value.metadata?.continue ? { continue: value.metadata.continue } : {}),
+      ...(value.metadata?.remainingItemCount !== undefined ? { remainingItemCount: value.metadata.remainingItemCount } : {}),
+    };
+    if (rendering.as === 'Table') {
+      const table = toTable(kind, value.items, {
         nowMs,
         includeObject: rendering.includeObject,
         apiVersion: rendering.apiVersion,
         ...(resourceVersion ? { resourceVersion } : {}),
       });
+      return { ...table, metadata: { ...(table as { metadata: object }).metadata, ...paging } };
+    }
     return {
       kind: 'PartialObjectMetadataList',
       apiVersion: rendering.apiVersion,
-      metadata: resourceVersion ? { resourceVersion } : {},
+      metadata: { ...(resourceVersion ? { resourceVersion } : {}), ...paging },
       items: value.items.map((o) => ({ ...partialObjectMetadata(o), apiVersion: rendering.apiVersion })),
     };
   }

@@ -5,6 +5,8 @@ import {
   configFields,
   SECRET_SELECTABLE_FIELDS,
   EVENT_SELECTABLE_FIELDS,
+  NAMESPACE_SELECTABLE_FIELDS,
+  namespaceFields,
   eventFields,
   isNodeReady,
   NODE_SELECTABLE_FIELDS,
@@ -14,6 +16,7 @@ import {
   podFields,
   type WatchChange,
   type WatchEventType,
+  type NamespaceObject,
 } from '#domain';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
@@ -104,6 +107,18 @@ export class WatchService implements OnModuleInit, OnModuleDestroy {
       labelsOf: () => undefined,
       fieldsOf: eventFields,
       render: (e) => e,
+    });
+    this.register<NamespaceObject>({
+      resource: 'namespaces',
+      kind: 'Namespace',
+      namespaced: false,
+      selectableFields: NAMESPACE_SELECTABLE_FIELDS,
+      cache: this.projection.namespaceChanges,
+      nameOf: (n) => n.metadata.name,
+      namespaceOf: () => undefined,
+      labelsOf: (n) => n.metadata.labels,
+      fieldsOf: namespaceFields,
+      render: (n) => n,
     });
     for (const [resource, kind, fields, cache] of [
       ['configmaps', 'ConfigMap', CONFIGMAP_SELECTABLE_FIELDS, this.projection.configMapChanges],
