@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -36,6 +37,8 @@ const TOLERATION_SECONDS = 5;
 describe('the compose lab', () => {
   const project = `jetlet-e2e-${randomBytes(3).toString('hex')}`;
   const kubeDir = mkdtempSync(join(tmpdir(), 'jetlet-lab-kube-'));
+  const authDir = join(kubeDir, 'auth');
+  let adminToken = '';
   let env: NodeJS.ProcessEnv;
   let api: string;
   let natsPorts: number[];
@@ -52,15 +55,34 @@ describe('the compose lab', () => {
   /** The docker CLI inside a node: that node's own engine. */
   const nodeDocker = (node: number, ...args: string[]): Promise<string> => run('docker', ['exec', `${project}_node_${node}`, 'docker', ...args], env);
 
-  async function request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const response = await fetch(`${api}${path}`, {
-      method,
-      signal: AbortSignal.timeout(15_000),
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  /** A call to the lab's API as its admin: HTTPS with the lab's certificate and the admin token. */
+  function request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    return new Promise((resolve, reject) => {
+      const call = httpsRequest(
+        `${api}${path}`,
+        {
+          method,
+          ca: readFileSync(join(authDir, 'tls.crt')),
+          timeout: 15_000,
+          headers: { authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => {
+            try {
+              resolve({ status: response.statusCode ?? 0, body: (text ? JSON.parse(text) : undefined) as T });
+            } catch (error) {
+              reject(error instanceof Error ? error : new Error(String(error)));
+            }
+          });
+        },
+      );
+      call.on('timeout', () => call.destroy(new Error(`${method} ${path} timed out`)));
+      call.on('error', reject);
+      call.end(body === undefined ? undefined : JSON.stringify(body));
     });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
   }
   const pods = async (): Promise<Pod[]> => (await request<{ items: Pod[] }>('GET', '/api/v1/namespaces/default/pods')).body.items;
   const ready = async (name: string): Promise<string | undefined> =>
@@ -121,7 +143,7 @@ describe('the compose lab', () => {
   before(async () => {
     const [apiPort, prometheusPort, alertmanagerPort, ...nats] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
     natsPorts = nats;
-    api = `http://127.0.0.1:${apiPort}`;
+    api = `https://127.0.0.1:${apiPort}`;
     prometheus = `http://127.0.0.1:${prometheusPort}`;
     alertmanager = `http://127.0.0.1:${alertmanagerPort}`;
     env = {
@@ -140,11 +162,16 @@ describe('the compose lab', () => {
       EVICTION_TOLERATION_SECONDS: String(TOLERATION_SECONDS),
       KUBECONFIG: join(kubeDir, 'config'),
       JETLET_COMPILED: '1',
+      // The lab's API credentials (its token file, admin token and certificate) live here.
+      JETLET_STATE: kubeDir,
     };
     // jetctl must find the lab through the kubeconfig alone.
     delete env.JETLET_SERVER;
     // Reuses jetlet/lab:dev when nothing that goes into it changed.
     await run('bash', ['scripts/compose.sh', 'build'], env, 600_000);
+    // Secured as `npm run lab:compose` secures it: a token file with an admin token, and a certificate.
+    await run('bash', ['-c', 'source scripts/services.sh && ensure_api_auth "$JETLET_STATE/auth"'], env);
+    adminToken = /^([^,]+),admin,/m.exec(readFileSync(join(authDir, 'tokens.csv'), 'utf8'))?.[1] ?? '';
     await compose('up', '-d');
     for (const n of [1, 2, 3]) await waitFor(`node-${n} to be Ready`, async () => (await ready(`node-${n}`)) === 'True', 180_000, 500);
   });
@@ -197,7 +224,10 @@ describe('the compose lab', () => {
   });
 
   it('points kubectl and jetctl at the lab through the kubeconfig jetctl writes, with no flags', async () => {
-    writeFileSync(env.KUBECONFIG ?? '', await run('node', ['dist/apps/cli/src/main.js', 'kubeconfig', '--server', api], env));
+    writeFileSync(
+      env.KUBECONFIG ?? '',
+      await run('node', ['dist/apps/cli/src/main.js', 'kubeconfig', '--server', api, '--token', adminToken, '--certificate-authority', join(authDir, 'tls.crt')], env),
+    );
     assert.deepEqual((await run('kubectl', ['get', 'nodes', '-o', 'name'], env)).trim().split('\n').sort(), ['node/node-1', 'node/node-2', 'node/node-3']);
     assert.match(await run('node', ['dist/apps/cli/src/main.js', 'get', 'pods', '-o', 'wide'], env), /spread-1 +1\/1 +Running/);
   });
