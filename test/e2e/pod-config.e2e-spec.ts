@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Pod } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
 import { Kubectl } from '../harness/kubectl.js';
-import { waitFor } from '../harness/processes.js';
+import { freePort, waitFor } from '../harness/processes.js';
 
 const IMAGE = 'jetlet/busybox:1.35';
 const NS = 'podcfg';
@@ -23,7 +23,9 @@ describe('pods with configuration', () => {
     node = uniqueName('podcfg');
     await sut.startAgent(node, { SECRET_ENCRYPTION_KEY: key });
     kubectl = new Kubectl(sut.apiUrl);
-    await sut.ensureNamespace(NS);
+    // hostPort is outside Pod Security's baseline: this namespace allows it, as a cluster admin would.
+    const ns = { metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } };
+    assert.equal((await sut.request('POST', '/api/v1/namespaces', ns)).status, 201);
   });
 
   after(async () => {
@@ -68,7 +70,9 @@ describe('pods with configuration', () => {
       },
     });
     const running = await sut.waitForRunning(NS, 'env-pod');
-    const out = await sut.withLogs(waitFor('the env in the log', async () => ((await logs('env-pod')).includes('cmd: ') ? logs('env-pod') : undefined), 30_000));
+    const out = await sut.withLogs(
+      waitFor('the env in the log', async () => ((await logs('env-pod')).includes('cmd: ') ? logs('env-pod') : undefined), 30_000),
+    );
     for (const line of [
       'CFG_mode=fast',
       'CFG_level=3',
@@ -132,7 +136,49 @@ describe('pods with configuration', () => {
         ],
         [{ configMapRef: { name: 'a' }, secretRef: { name: 'b' } }],
       ),
-      ['spec.containers[0].envFrom[0]', 'spec.containers[0].env[0].valueFrom', 'spec.containers[0].env[1].valueFrom.fieldRef.fieldPath', 'spec.containers[0].env[2].valueFrom'],
+      [
+        'spec.containers[0].envFrom[0]',
+        'spec.containers[0].env[0].valueFrom',
+        'spec.containers[0].env[1].valueFrom.fieldRef.fieldPath',
+        'spec.containers[0].env[2].valueFrom',
+      ],
+    );
+  });
+
+  it('publishes a hostPort on the node, answered through the sandbox', async () => {
+    const hostPort = await freePort();
+    await sut.createPod(NS, {
+      metadata: { name: 'host-port' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'web',
+            image: IMAGE,
+            command: ['sh', '-c', 'mkdir -p /www && echo hostport-ok > /www/index.html && exec httpd -f -p 8080 -h /www'],
+            ports: [{ containerPort: 8080, hostPort }],
+          },
+        ],
+      },
+    });
+    await sut.waitForRunning(NS, 'host-port');
+    const body = await sut.withLogs(
+      waitFor(
+        `an answer on 127.0.0.1:${hostPort}`,
+        async () => {
+          const response = await fetch(`http://127.0.0.1:${hostPort}/`).catch(() => undefined);
+          return response?.ok ? response.text() : undefined;
+        },
+        30_000,
+      ),
+    );
+    assert.equal(body.trim(), 'hostport-ok');
+    const [sandbox] = await sut.docker.listContainers({
+      filters: { label: [`io.jetlet.node=${node}`, 'io.jetlet.kind=sandbox', 'io.jetlet.pod.name=host-port'] },
+    });
+    assert.ok(
+      sandbox?.Ports.some((p) => p.PublicPort === hostPort && p.PrivatePort === 8080),
+      JSON.stringify(sandbox?.Ports),
     );
   });
 });

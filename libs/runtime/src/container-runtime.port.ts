@@ -55,6 +55,8 @@ export interface SandboxConfig {
   image: string;
   labels: Record<string, string>;
   hostname: string;
+  /** Ports published on the node (the pod's hostPorts), bound on every address of the node. */
+  portMappings?: Array<{ containerPort: number; hostPort: number; protocol: 'tcp' | 'udp' | 'sctp' }>;
 }
 
 export interface ContainerConfig {

@@ -338,7 +338,18 @@ export class DockerRuntime implements ContainerRuntime {
       Image: config.image,
       Hostname: config.hostname,
       Labels: { ...config.labels },
-      HostConfig: { NetworkMode: 'bridge' },
+      // hostPorts are Docker port bindings on the sandbox, which owns the pod's network namespace.
+      ...(config.portMappings?.length ? { ExposedPorts: Object.fromEntries(config.portMappings.map((m) => [`${m.containerPort}/${m.protocol}`, {}])) } : {}),
+      HostConfig: {
+        NetworkMode: 'bridge',
+        ...(config.portMappings?.length
+          ? {
+              PortBindings: Object.fromEntries(
+                config.portMappings.map((m) => [`${m.containerPort}/${m.protocol}`, [{ HostIp: '', HostPort: String(m.hostPort) }]]),
+              ),
+            }
+          : {}),
+      },
     });
     // Also covers an adopted sandbox that exists but is not running; 304 = already running.
     await this.startContainer(id);

@@ -167,6 +167,15 @@ export class PodExecutor {
       image,
       hostname: pod.name.slice(0, 63),
       labels: { ...this.podLabels(pod), [LABELS.kind]: 'sandbox', [LABELS.restartCount]: String(attempt) },
+      portMappings: pod.manifest.spec.containers.flatMap((c) =>
+        (c.ports ?? [])
+          .filter((p) => p.hostPort !== undefined)
+          .map((p) => ({
+            containerPort: p.containerPort,
+            hostPort: p.hostPort ?? p.containerPort,
+            protocol: (p.protocol ?? 'TCP').toLowerCase() as 'tcp' | 'udp' | 'sctp',
+          })),
+      ),
     });
     this.logger.log(`sandbox of ${podRef(pod)} running with IP ${sandbox.ip ?? '(none)'}`);
   }

@@ -166,7 +166,7 @@ export class ContainerPort {
   @IsIn(['TCP', 'UDP', 'SCTP'])
   protocol?: 'TCP' | 'UDP' | 'SCTP';
 
-  /** Accepted and recorded; host port publishing comes with the scheduler's port filter. */
+  /** Published on every address of the node (a Docker port binding on the pod's sandbox); the scheduler keeps two pods from claiming one. */
   @IsOptional()
   @IsInt()
   @Min(1)
