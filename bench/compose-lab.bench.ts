@@ -1,6 +1,10 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
+import { LabApi } from '../test/harness/lab-api.js';
 import { freePort, ROOT, sleep } from '../test/harness/processes.js';
 import { fmt, printTable, summary } from './bench-util.js';
 
@@ -15,7 +19,9 @@ const IMAGE = 'jetlet/busybox:1.35';
 async function main(): Promise<void> {
   const project = `jetlet-bench-${randomBytes(3).toString('hex')}`;
   const apiPort = await freePort();
-  const api = `http://127.0.0.1:${apiPort}`;
+  const state = mkdtempSync(join(tmpdir(), 'jetlet-lab-bench-'));
+  // The lab's API is secured: its credentials as `npm run lab:compose` makes them.
+  const lab = await LabApi.create(state, apiPort);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     COMPOSE_PROJECT_NAME: project,
@@ -24,13 +30,13 @@ async function main(): Promise<void> {
     LAB_NATS_PORT_2: '',
     LAB_NATS_PORT_3: '',
     JETLET_COMPILED: '1',
+    JETLET_STATE: state,
   };
   const compose = (...args: string[]) => run('docker-compose', args, { cwd: ROOT, env, maxBuffer: 1 << 26 });
   /** Runs a Node.js script inside node-1 (its own engine is the local one there) and returns its output. */
   const inNode = async (script: string): Promise<string> => (await run('docker', ['exec', `${project}_node_1`, 'node', '-e', script], { maxBuffer: 1 << 24 })).stdout;
-  const get = async <T>(path: string): Promise<T> => (await (await fetch(`${api}${path}`)).json()) as T;
-  const post = async (path: string, body: unknown): Promise<number> =>
-    (await fetch(`${api}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).status;
+  const get = async <T>(path: string): Promise<T> => (await lab.request<T>('GET', path)).body;
+  const post = async (path: string, body: unknown): Promise<number> => (await lab.request('POST', path, body)).status;
 
   await run('bash', ['scripts/compose.sh', 'build'], { cwd: ROOT, env, maxBuffer: 1 << 26 });
   try {
@@ -105,6 +111,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await compose('down', '-v', '--remove-orphans');
+    rmSync(state, { recursive: true, force: true });
   }
 }
 

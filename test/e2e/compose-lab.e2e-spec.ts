@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { STREAMS, type NodeObject, type Pod } from '#contracts';
+import { LabApi } from '../harness/lab-api.js';
 import { freePort, ROOT, waitFor } from '../harness/processes.js';
 
 /** Runs a command in the repository and returns its output; throws with the output unless it exits 0. */
@@ -37,8 +37,7 @@ const TOLERATION_SECONDS = 5;
 describe('the compose lab', () => {
   const project = `jetlet-e2e-${randomBytes(3).toString('hex')}`;
   const kubeDir = mkdtempSync(join(tmpdir(), 'jetlet-lab-kube-'));
-  const authDir = join(kubeDir, 'auth');
-  let adminToken = '';
+  let lab: LabApi;
   let env: NodeJS.ProcessEnv;
   let api: string;
   let natsPorts: number[];
@@ -55,35 +54,7 @@ describe('the compose lab', () => {
   /** The docker CLI inside a node: that node's own engine. */
   const nodeDocker = (node: number, ...args: string[]): Promise<string> => run('docker', ['exec', `${project}_node_${node}`, 'docker', ...args], env);
 
-  /** A call to the lab's API as its admin: HTTPS with the lab's certificate and the admin token. */
-  function request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    return new Promise((resolve, reject) => {
-      const call = httpsRequest(
-        `${api}${path}`,
-        {
-          method,
-          ca: readFileSync(join(authDir, 'tls.crt')),
-          timeout: 15_000,
-          headers: { authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        },
-        (response) => {
-          let text = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (text += chunk));
-          response.on('end', () => {
-            try {
-              resolve({ status: response.statusCode ?? 0, body: (text ? JSON.parse(text) : undefined) as T });
-            } catch (error) {
-              reject(error instanceof Error ? error : new Error(String(error)));
-            }
-          });
-        },
-      );
-      call.on('timeout', () => call.destroy(new Error(`${method} ${path} timed out`)));
-      call.on('error', reject);
-      call.end(body === undefined ? undefined : JSON.stringify(body));
-    });
-  }
+  const request = <T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => lab.request<T>(method, path, body);
   const pods = async (): Promise<Pod[]> => (await request<{ items: Pod[] }>('GET', '/api/v1/namespaces/default/pods')).body.items;
   const ready = async (name: string): Promise<string | undefined> =>
     (await request<NodeObject>('GET', `/api/v1/nodes/${name}`)).body.status?.conditions?.find((c) => c.type === 'Ready')?.status;
@@ -143,7 +114,9 @@ describe('the compose lab', () => {
   before(async () => {
     const [apiPort, prometheusPort, alertmanagerPort, ...nats] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
     natsPorts = nats;
-    api = `https://127.0.0.1:${apiPort}`;
+    // Secured as `npm run lab:compose` secures it: a token file with an admin token, and a certificate.
+    lab = await LabApi.create(kubeDir, apiPort);
+    api = lab.url;
     prometheus = `http://127.0.0.1:${prometheusPort}`;
     alertmanager = `http://127.0.0.1:${alertmanagerPort}`;
     env = {
@@ -169,9 +142,6 @@ describe('the compose lab', () => {
     delete env.JETLET_SERVER;
     // Reuses jetlet/lab:dev when nothing that goes into it changed.
     await run('bash', ['scripts/compose.sh', 'build'], env, 600_000);
-    // Secured as `npm run lab:compose` secures it: a token file with an admin token, and a certificate.
-    await run('bash', ['-c', 'source scripts/services.sh && ensure_api_auth "$JETLET_STATE/auth"'], env);
-    adminToken = /^([^,]+),admin,/m.exec(readFileSync(join(authDir, 'tokens.csv'), 'utf8'))?.[1] ?? '';
     await compose('up', '-d');
     for (const n of [1, 2, 3]) await waitFor(`node-${n} to be Ready`, async () => (await ready(`node-${n}`)) === 'True', 180_000, 500);
   });
@@ -226,7 +196,7 @@ describe('the compose lab', () => {
   it('points kubectl and jetctl at the lab through the kubeconfig jetctl writes, with no flags', async () => {
     writeFileSync(
       env.KUBECONFIG ?? '',
-      await run('node', ['dist/apps/cli/src/main.js', 'kubeconfig', '--server', api, '--token', adminToken, '--certificate-authority', join(authDir, 'tls.crt')], env),
+      await run('node', ['dist/apps/cli/src/main.js', 'kubeconfig', '--server', api, '--token', lab.adminToken, '--certificate-authority', lab.certificate], env),
     );
     assert.deepEqual((await run('kubectl', ['get', 'nodes', '-o', 'name'], env)).trim().split('\n').sort(), ['node/node-1', 'node/node-2', 'node/node-3']);
     assert.match(await run('node', ['dist/apps/cli/src/main.js', 'get', 'pods', '-o', 'wide'], env), /spread-1 +1\/1 +Running/);

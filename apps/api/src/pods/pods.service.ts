@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BUS, JetStreamClient, SequenceConflictError, type Bus } from '#bus';
-import { ContractValidationError, parseContract, PodManifest, STREAMS, SUBJECTS, type Pod } from '#contracts';
+import { ContractValidationError, parseContract, PodManifest, STREAMS, SUBJECTS, UNSUPPORTED_FIELD_MESSAGE, type Pod } from '#contracts';
 import {
   ApplyConflictError,
   applyManagedFields,
@@ -84,6 +84,17 @@ function serverSideApply(live: unknown, config: unknown, managers: Managers, man
 }
 
 /** Pod writes: validate, append to the pod's subject with optimistic concurrency, read back. */
+/**
+ * Whether the error is a 422 whose every cause is a limit of jetlet's, not of Kubernetes: a
+ * field jetlet does not know, or a value of one it supports only in part (their messages say
+ * "by jetlet" / "jetlet supports only").
+ */
+function onlyUnsupportedFields(error: unknown): boolean {
+  if (!(error instanceof KubeStatusException) || error.getStatus() !== 422) return false;
+  const causes = (error.getResponse() as { details?: { causes?: Array<{ message?: string }> } }).details?.causes ?? [];
+  return causes.length > 0 && causes.every((c) => c.message === UNSUPPORTED_FIELD_MESSAGE || (c.message ?? '').includes('jetlet supports only'));
+}
+
 @Injectable()
 export class PodsService {
   private readonly logger = new Logger(PodsService.name);
@@ -152,8 +163,17 @@ export class PodsService {
   async create(namespace: string, body: unknown, dryRun = false, management: FieldManagement = DEFAULT_MANAGEMENT, applied?: Managers): Promise<Pod> {
     const podName = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
     this.admitToNamespace(namespace, typeof podName === 'string' ? podName : '');
-    this.admitPodSecurity(namespace, typeof podName === 'string' ? podName : '', body);
-    const manifest = this.validate(namespace, body);
+    let manifest: PodManifest;
+    try {
+      manifest = this.validate(namespace, body);
+    } catch (error) {
+      // Kubernetes validates the object before its validating admission (Pod Security): a bad
+      // field is a 422 first. A spec whose only faults are fields jetlet does not run yet is
+      // judged by Pod Security first, so a pod Kubernetes would forbid is told so (403).
+      if (onlyUnsupportedFields(error)) this.admitPodSecurity(namespace, typeof podName === 'string' ? podName : '', body);
+      throw error;
+    }
+    this.admitPodSecurity(namespace, manifest.metadata.name, body);
     const name = manifest.metadata.name;
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
       const previous = this.projection.pods.record(namespace, name);
