@@ -151,9 +151,17 @@ describe('kubectl writes', () => {
   });
 
   it('replaces, and patches with strategic, merge and JSON patches (a failed test changing nothing)', async () => {
-    const current = await pod('web');
-    current.metadata.labels = { ...current.metadata.labels, replaced: 'yes' };
-    assert.equal((await kubectl.ok(['replace', '-f', '-'], JSON.stringify(current))).trim(), 'pod/web replaced');
+    // A replace carries the resourceVersion it read: a status report landing in between makes it
+    // a 409 Conflict, as in Kubernetes, and a client reads again and retries.
+    const replaced = await waitFor('a replace that is not overtaken by a status report', async () => {
+      const current = await pod('web');
+      current.metadata.labels = { ...current.metadata.labels, replaced: 'yes' };
+      const result = await kubectl.run(['replace', '-f', '-'], JSON.stringify(current));
+      if (result.code === 0) return result.stdout;
+      assert.match(result.stderr, /Conflict/, result.stderr);
+      return undefined;
+    });
+    assert.equal(replaced.trim(), 'pod/web replaced');
 
     await kubectl.ok([
       'patch',
