@@ -18,6 +18,8 @@ describe('parsePrometheusText', () => {
         'c_total{kind="a b",path="x\\"y"} 7 1700000000000',
         '# TYPE g gauge',
         'g NaN',
+        '# TYPE lag gauge',
+        'lag Nan',
         '',
       ].join('\n'),
     );
@@ -26,6 +28,7 @@ describe('parsePrometheusText', () => {
     assert.equal(sut.value('d_count'), 2);
     assert.equal(sut.value('c_total', { kind: 'a b', path: 'x"y' }), 7);
     assert.ok(Number.isNaN(sut.value('g')));
+    assert.ok(Number.isNaN(sut.value('lag')), 'prom-client writes NaN as Nan');
     assert.equal(sut.types.get('d'), 'histogram');
   });
 

@@ -18,10 +18,12 @@ const SAMPLE = new RegExp(`^(${NAME})(?:\\{(.*)\\})?\\s+(\\S+)(?:\\s+-?\\d+)?$`)
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*(?:,\s*|$)/y;
 const SUFFIXES: Record<string, string[]> = { histogram: ['_bucket', '_sum', '_count'], summary: ['_sum', '_count', ''], counter: ['', '_total'] };
 
+/** A sample value; NaN and Inf in any case, as Prometheus reads them (prom-client writes `Nan`). */
 function parseValue(raw: string, line: string): number {
-  if (raw === '+Inf') return Infinity;
-  if (raw === '-Inf') return -Infinity;
-  if (raw === 'NaN') return NaN;
+  const lower = raw.toLowerCase();
+  if (lower === '+inf' || lower === 'inf') return Infinity;
+  if (lower === '-inf') return -Infinity;
+  if (lower === 'nan') return NaN;
   const value = Number(raw);
   if (raw === '' || Number.isNaN(value)) throw new Error(`bad sample value in: ${line}`);
   return value;
