@@ -5,7 +5,7 @@ import { loadConfig } from '#contracts';
 import { createLogger } from '#observability';
 import { AgentConfig } from './agent.config.js';
 import { AgentModule } from './agent.module.js';
-import { serveStartupHealth } from './http/startup-health.js';
+import { serveStartupHealth } from './server/startup-health.js';
 
 async function bootstrap(): Promise<void> {
   const logger = createLogger('agent');

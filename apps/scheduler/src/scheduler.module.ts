@@ -4,8 +4,8 @@ import { loadConfig } from '#contracts';
 import { SCHEDULER_CONFIG } from './scheduler.constants.js';
 import { SchedulerConfig } from './scheduler.config.js';
 import { MetricsServer } from './metrics/metrics-server.service.js';
-import { SchedulingController } from './scheduling/scheduling.controller.js';
-import { SchedulingService } from './scheduling/scheduling.service.js';
+import { SchedulingController } from './binder/scheduling.controller.js';
+import { SchedulingService } from './binder/scheduling.service.js';
 
 const config = loadConfig(SchedulerConfig);
 

@@ -3,7 +3,7 @@ import type { PodLogOptions } from '#contracts';
 import { logContainerId, logContainerName, type DesiredPod } from '#domain';
 import type { ContainerRuntime } from '#runtime';
 import { RUNTIME } from '../agent.constants.js';
-import { DesiredStateService } from '../desired/desired-state.service.js';
+import { DesiredStateService } from '../config/desired-state.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
 import { LogRequestError } from './log-request.error.js';
 

@@ -6,7 +6,7 @@ import { parseQuantity } from '#domain';
 import type { ContainerRuntime, RuntimeInfo } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
-import { DesiredStateService } from '../desired/desired-state.service.js';
+import { DesiredStateService } from '../config/desired-state.service.js';
 import { plegHealth } from '../pleg/pleg-health.js';
 import { allocatableFrom, parseNodeLabels, parseTaints, pressureConditions, readyCondition, takeReadings } from './node-conditions.js';
 import { describeNode, detectNodeIP } from './node-info.js';

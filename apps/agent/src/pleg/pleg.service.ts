@@ -5,7 +5,7 @@ import { LABELS, type ContainerRuntime, type RuntimeEvent } from '#runtime';
 import { Backoff, systemClock } from '#workqueue';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
-import { ReconcilerService } from '../reconcile/reconciler.service.js';
+import { ReconcilerService } from '../kubelet/reconciler.service.js';
 import { plegHealth } from './pleg-health.js';
 
 const REASONS: Record<string, ContainerEventReason> = { start: 'Started', die: 'Died', oom: 'OOMKilled' };

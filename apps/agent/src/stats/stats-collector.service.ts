@@ -7,7 +7,7 @@ import { meminfoWorkingSetBytes, nanoCores, procStatBusyNanoseconds, runningCont
 import type { ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
-import { DesiredStateService } from '../desired/desired-state.service.js';
+import { DesiredStateService } from '../config/desired-state.service.js';
 import { readCgroupLimits } from '../node/cgroup-limits.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
 

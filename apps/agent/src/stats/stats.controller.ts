@@ -1,6 +1,6 @@
 import { Controller, Get, Header, UseGuards } from '@nestjs/common';
 import type { StatsSummary } from '#contracts';
-import { AgentTokenGuard } from '../http/agent-token.guard.js';
+import { AgentTokenGuard } from '../server/agent-token.guard.js';
 import { StatsCollector } from './stats-collector.service.js';
 
 /** A Prometheus text line; label values escaped as the format asks. */

@@ -3,7 +3,7 @@ import type { PodStreamRequest } from '#contracts';
 import { runningContainerId, type DesiredPod } from '#domain';
 import type { ContainerRuntime, ProcessStream } from '#runtime';
 import { RUNTIME } from '../agent.constants.js';
-import { DesiredStateService } from '../desired/desired-state.service.js';
+import { DesiredStateService } from '../config/desired-state.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
 import { StreamRequestError } from './stream-request.error.js';
 

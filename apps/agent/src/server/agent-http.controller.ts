@@ -8,11 +8,11 @@ import { LABELS, type ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { agentMetrics } from '../agent.metrics.js';
-import { DesiredStateService } from '../desired/desired-state.service.js';
+import { DesiredStateService } from '../config/desired-state.service.js';
 import { ContainerLogs } from '../logs/container-logs.service.js';
 import { LogRequestError } from '../logs/log-request.error.js';
 import { plegHealth } from '../pleg/pleg-health.js';
-import { ReconcilerService } from '../reconcile/reconciler.service.js';
+import { ReconcilerService } from '../kubelet/reconciler.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
 import { AgentTokenGuard, OpenWithoutToken, Public } from './agent-token.guard.js';
 

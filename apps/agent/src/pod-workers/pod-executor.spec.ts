@@ -8,7 +8,7 @@ import type { PodManifest } from '#contracts';
 import type { DesiredPod } from '#domain';
 import { FakeRuntime, LABELS } from '#runtime';
 import { AgentConfig } from '../agent.config.js';
-import { ConfigSource } from '../config/config-source.service.js';
+import { ConfigSource } from '../configmap/config-source.service.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
 import type { NodeService } from '../node/node.service.js';
 import { HandlerRunner } from '../lifecycle/handler-runner.js';

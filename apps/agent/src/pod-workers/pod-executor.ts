@@ -27,7 +27,7 @@ import { LABELS, type ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
-import { ConfigSource } from '../config/config-source.service.js';
+import { ConfigSource } from '../configmap/config-source.service.js';
 import { HandlerRunner } from '../lifecycle/handler-runner.js';
 import { NodeService } from '../node/node.service.js';
 import { TerminationMessages } from '../lifecycle/termination-messages.js';

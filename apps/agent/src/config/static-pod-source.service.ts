@@ -8,7 +8,7 @@ import type { DesiredPod } from '#domain';
 import { podRef } from '#observability';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
-import { DesiredStateService } from '../desired/desired-state.service.js';
+import { DesiredStateService } from './desired-state.service.js';
 import { parseStaticManifest, type StaticSource } from './static-pod-manifests.js';
 
 /**

@@ -6,16 +6,16 @@ import { CoalescingQueue } from '#workqueue';
 import { LABELS, type ContainerRuntime, type RuntimeContainer } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
-import { DesiredStateService } from '../desired/desired-state.service.js';
+import { DesiredStateService } from '../config/desired-state.service.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
 import { PodAdmission } from '../lifecycle/pod-admission.js';
 import { TerminationMessages } from '../lifecycle/termination-messages.js';
-import { ProberService } from '../probes/prober.service.js';
+import { ProberService } from '../prober/prober.service.js';
 import { NodeService } from '../node/node.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
 import { agentMetrics } from '../agent.metrics.js';
 import { plegHealth, relist } from '../pleg/pleg-health.js';
-import { PodExecutor } from './pod-executor.js';
+import { PodExecutor } from '../pod-workers/pod-executor.js';
 
 function groupByUid(observed: RuntimeContainer[]): Map<string, RuntimeContainer[]> {
   const byUid = new Map<string, RuntimeContainer[]>();

@@ -6,7 +6,7 @@ import { LABELS, type RuntimeContainer } from '#runtime';
 import { agentMetrics } from '../agent.metrics.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
 import { HandlerRunner } from '../lifecycle/handler-runner.js';
-import { PodExecutor } from '../reconcile/pod-executor.js';
+import { PodExecutor } from '../pod-workers/pod-executor.js';
 
 /** What the probes say of one container: startup passed, readiness passed. */
 export interface ProbeState {
