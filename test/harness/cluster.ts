@@ -19,8 +19,17 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(4).toString('hex')}`;
 }
 
+/**
+ * Node flags for every process the harness starts: with JETLET_PROFILE_DIR set, each writes
+ * a CPU profile there when it exits (how the benchmarks find where the time goes).
+ */
+export function profileArgs(): string[] {
+  const dir = process.env.JETLET_PROFILE_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
 function startApp(name: string, label: string, env: Record<string, string>): ManagedProcess {
-  const child = spawn(process.execPath, [APP(name)], {
+  const child = spawn(process.execPath, [...profileArgs(), APP(name)], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { profileArgs } from './cluster.js';
 import { ManagedProcess, ROOT } from './processes.js';
 
 /** The hollow-node process (apps/agent/src/hollow.ts), compiled. */
@@ -10,7 +11,7 @@ export const HOLLOW = join(ROOT, 'dist/apps/agent/src/hollow.js');
  * `natsUrl`, without waiting; `waitForLine(HOLLOW_READY)` waits until all are up.
  */
 export function spawnHollow(natsUrl: string, prefix: string, count: number, env: Record<string, string> = {}, first = 0): ManagedProcess {
-  const child = spawn(process.execPath, [HOLLOW], {
+  const child = spawn(process.execPath, [...profileArgs(), HOLLOW], {
     cwd: ROOT,
     env: {
       ...process.env,

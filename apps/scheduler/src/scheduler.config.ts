@@ -23,6 +23,23 @@ export class SchedulerConfig extends BusConfig {
   @Min(0.1)
   RESYNC_SECONDS: number = 5;
 
+  /**
+   * kube-scheduler's `percentageOfNodesToScore`: with more than 100 nodes, the search for a
+   * pod's node stops once this share of them is found feasible (never fewer than 100), and the
+   * next pod's search goes on from there. 0 is kube-scheduler's adaptive default (50 % less
+   * one point per 125 nodes, at least 5 %); 100 filters and scores every node.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  PERCENTAGE_OF_NODES_TO_SCORE: number = 0;
+
+  /** Bindings written at once in a pass, each awaiting its own acknowledgements (the pipeline's bound). */
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  BINDS_IN_FLIGHT: number = 256;
+
   /** Port of the scheduler's /metrics and /healthz (kube-scheduler's old insecure port); 0 picks a free one. */
   @IsInt()
   @Min(0)

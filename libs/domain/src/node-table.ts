@@ -46,7 +46,9 @@ export class NodeTable {
           readySinceMs: existing && registeredMs - existing.lastHeartbeatMs <= this.graceMs ? existing.readySinceMs : registeredMs,
           ...(cordon?.unschedulable ? { cordonedAtMs: cordon.atMs } : {}),
         };
+        if (!this.nodes.has(record.name)) this.sorted = undefined;
         this.nodes.set(record.name, record);
+        this.sorted &&= this.sorted.map((r) => (r.name === record.name ? record : r));
         return record;
       }
       case 'NodeHeartbeat': {
@@ -79,8 +81,12 @@ export class NodeTable {
     return this.nodes.get(name);
   }
 
+  /** The records by name, sorted once per new node rather than once per call (a scheduler pass reads them several times). */
+  private sorted?: NodeRecord[];
+
   list(): NodeRecord[] {
-    return [...this.nodes.values()].sort((a, b) => a.name.localeCompare(b.name));
+    this.sorted ??= [...this.nodes.values()].sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.sorted];
   }
 }
 

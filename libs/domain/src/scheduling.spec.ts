@@ -8,7 +8,9 @@ import {
   leastAllocatedScore,
   podNonZeroRequests,
   podRequests,
+  feasibleNodesToFind,
   schedule,
+  searchNodes,
   toleratesTaint,
   withPod,
   type NodeCandidate,
@@ -405,5 +407,57 @@ describe('buildCandidates', () => {
     assert.deepEqual(before, candidate('node-a'));
     assert.equal(after.pods, 1);
     assert.deepEqual(after.usedPorts, ['TCP/8080']);
+  });
+});
+
+describe('searchNodes: a sample of the nodes, as percentageOfNodesToScore', () => {
+  const nodes = (count: number): NodeCandidate[] => Array.from({ length: count }, (_, i) => candidate(`node-${String(i).padStart(4, '0')}`));
+
+  it("finds kube-scheduler's adaptive share of feasible nodes, never fewer than 100", () => {
+    assert.equal(feasibleNodesToFind(50), 50);
+    assert.equal(feasibleNodesToFind(100), 100);
+    assert.equal(feasibleNodesToFind(1000), 420);
+    assert.equal(feasibleNodesToFind(5000), 500);
+    assert.equal(feasibleNodesToFind(100_000), 5000);
+    assert.equal(feasibleNodesToFind(1000, 5), 100);
+    assert.equal(feasibleNodesToFind(1000, 30), 300);
+    assert.equal(feasibleNodesToFind(1000, 100), 1000);
+  });
+
+  it('stops after the share it looks for and starts the next search where this one stopped', () => {
+    const all = nodes(1000);
+
+    const first = searchNodes(pod(), all, { start: 0, percentageOfNodesToScore: 0 });
+    const second = searchNodes(pod(), all, { start: first.nextStart, percentageOfNodesToScore: 0 });
+    const wrapped = searchNodes(pod(), all, { start: 900, percentageOfNodesToScore: 0 });
+
+    assert.deepEqual(first, { node: 'node-0000', nextStart: 420 });
+    assert.deepEqual(second, { node: 'node-0420', nextStart: 840 });
+    assert.deepEqual(wrapped, { node: 'node-0000', nextStart: 320 });
+  });
+
+  it('counts rejected nodes toward the search but only feasible ones toward the share', () => {
+    const all = nodes(300).map((n, i) => (i % 2 === 0 ? { ...n, pods: 110 } : n));
+
+    const sut = searchNodes(pod(), all, { start: 0, percentageOfNodesToScore: 10 });
+
+    assert.deepEqual(sut, { node: 'node-0001', nextStart: 200 });
+  });
+
+  it('checks every node before calling a pod unschedulable, and names them all', () => {
+    const all = nodes(500).map((n) => ({ ...n, pods: 110 }));
+
+    const sut = searchNodes(pod(), all, { start: 123, percentageOfNodesToScore: 0 });
+
+    assert.deepEqual(sut, { message: '0/500 nodes are available: 500 Too many pods.', nextStart: 123 });
+  });
+
+  it('scores every node without a percentage, as schedule does', () => {
+    const all = nodes(1000);
+    all[999] = candidate('node-0999', { pods: 0, nonZeroRequested: { milliCPU: 0, memory: 0 } });
+    const busy = all.map((n, i) => (i < 999 ? { ...n, nonZeroRequested: { milliCPU: 2000, memory: 4 * GI } } : n));
+
+    assert.deepEqual(searchNodes(pod(), busy), { node: 'node-0999', nextStart: 0 });
+    assert.deepEqual(schedule(pod(), busy), { node: 'node-0999' });
   });
 });

@@ -68,8 +68,30 @@ function containerRequest(container: PodSpec['containers'][number], resource: 'c
   return container.resources?.requests?.[resource] ?? container.resources?.limits?.[resource];
 }
 
+/** What a pass needs of a pod's spec, derived once per spec object (specs are never changed in place). */
+interface PodFacts {
+  requests: Resources;
+  nonZero: Resources;
+  hostPorts: string[];
+}
+
+const factsOf = new WeakMap<PodSpec, PodFacts>();
+
+function podFacts(spec: PodSpec): PodFacts {
+  let facts = factsOf.get(spec);
+  if (!facts) {
+    facts = { requests: sumRequests(spec), nonZero: sumNonZeroRequests(spec), hostPorts: hostPortsOf(spec) };
+    factsOf.set(spec, facts);
+  }
+  return facts;
+}
+
 /** What the pod requests: the sum over its containers. */
 export function podRequests(spec: PodSpec): Resources {
+  return podFacts(spec).requests;
+}
+
+function sumRequests(spec: PodSpec): Resources {
   let milliCPU = 0;
   let memory = 0;
   for (const c of spec.containers) {
@@ -83,6 +105,10 @@ export function podRequests(spec: PodSpec): Resources {
 
 /** The pod's requests with kube-scheduler's stand-ins for a missing (or zero) cpu or memory request. */
 export function podNonZeroRequests(spec: PodSpec): Resources {
+  return podFacts(spec).nonZero;
+}
+
+function sumNonZeroRequests(spec: PodSpec): Resources {
   let milliCPU = 0;
   let memory = 0;
   for (const c of spec.containers) {
@@ -96,6 +122,10 @@ export function podNonZeroRequests(spec: PodSpec): Resources {
 
 /** The host ports the pod asks for, as `<protocol>/<port>` (every host IP counts as 0.0.0.0). */
 export function podHostPorts(spec: PodSpec): string[] {
+  return podFacts(spec).hostPorts;
+}
+
+function hostPortsOf(spec: PodSpec): string[] {
   return spec.containers.flatMap((c) => (c.ports ?? []).filter((p) => p.hostPort).map((p) => `${p.protocol ?? 'TCP'}/${p.hostPort}`));
 }
 
@@ -144,9 +174,17 @@ export function withPod(candidate: NodeCandidate, spec: PodSpec): NodeCandidate 
 /** One candidate per node, with the requests and host ports of the non-terminal pods bound to it. */
 export function buildCandidates(nodes: Array<{ node: NodeObject; ready: boolean }>, pods: PodRecord[]): NodeCandidate[] {
   const byName = new Map(nodes.map(({ node, ready }) => [node.metadata.name, emptyCandidate(node, ready)]));
+  // The candidates are this function's own fresh objects: summed in place, not copied per pod.
   for (const pod of pods) {
     const candidate = pod.nodeName === undefined ? undefined : byName.get(pod.nodeName);
-    if (candidate && !isPodTerminal(pod)) byName.set(candidate.name, withPod(candidate, pod.manifest.spec));
+    if (!candidate || isPodTerminal(pod)) continue;
+    const { requests, nonZero, hostPorts } = podFacts(pod.manifest.spec);
+    candidate.requested.milliCPU += requests.milliCPU;
+    candidate.requested.memory += requests.memory;
+    candidate.nonZeroRequested.milliCPU += nonZero.milliCPU;
+    candidate.nonZeroRequested.memory += nonZero.memory;
+    candidate.pods++;
+    for (const port of hostPorts) candidate.usedPorts.push(port);
   }
   return [...byName.values()];
 }
@@ -157,18 +195,21 @@ export function buildCandidates(nodes: Array<{ node: NodeObject; ready: boolean 
  * none. A node is rejected by its first failing filter; the fit filter names every resource short.
  */
 export function filterReasons(spec: PodSpec, node: NodeCandidate): string[] {
+  return filterWith(spec, podFacts(spec), node);
+}
+
+function filterWith(spec: PodSpec, pod: PodFacts, node: NodeCandidate): string[] {
   if (node.unschedulable && !tolerated(spec.tolerations, UNSCHEDULABLE_TAINT)) return [REASONS.unschedulable];
   if (spec.nodeName !== undefined && spec.nodeName !== node.name) return [REASONS.nodeName];
   // A node that is not Ready carries the not-ready taint, as the node lifecycle controller sets it.
   const taints = node.ready ? node.taints : [NOT_READY_TAINT, ...node.taints];
-  const untolerated = taints.find((t) => t.effect !== 'PreferNoSchedule' && !tolerated(spec.tolerations, t));
+  const untolerated = taints.length === 0 ? undefined : taints.find((t) => t.effect !== 'PreferNoSchedule' && !tolerated(spec.tolerations, t));
   if (untolerated) return [REASONS.untoleratedTaint(untolerated)];
   if (spec.nodeSelector && !Object.entries(spec.nodeSelector).every(([k, v]) => node.labels[k] === v)) return [REASONS.nodeSelector];
-  const used = new Set(node.usedPorts);
-  if (podHostPorts(spec).some((p) => used.has(p))) return [REASONS.ports];
+  if (pod.hostPorts.length > 0 && pod.hostPorts.some((p) => node.usedPorts.includes(p))) return [REASONS.ports];
   const reasons: string[] = [];
   if (node.pods + 1 > node.allocatable.pods) reasons.push(REASONS.tooManyPods);
-  const requests = podRequests(spec);
+  const requests = pod.requests;
   if (requests.milliCPU > 0 && requests.milliCPU > node.allocatable.milliCPU - node.requested.milliCPU) reasons.push(REASONS.insufficientCPU);
   if (requests.memory > 0 && requests.memory > node.allocatable.memory - node.requested.memory) reasons.push(REASONS.insufficientMemory);
   return reasons;
@@ -237,9 +278,13 @@ export interface NodeScore {
  * first name, so the order is deterministic.
  */
 export function scoreNodes(spec: PodSpec, feasible: NodeCandidate[]): NodeScore[] {
+  return scoreAll(spec, feasible).sort((a, b) => b.total - a.total || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function scoreAll(spec: PodSpec, feasible: NodeCandidate[]): NodeScore[] {
   const taintCounts = feasible.map((n) => intolerablePreferNoSchedule(spec, n));
   const maxTaints = Math.max(...taintCounts);
-  const scored = feasible.map((node, i) => {
+  return feasible.map((node, i) => {
     const leastAllocated = WEIGHTS.leastAllocated * leastAllocatedScore(spec, node);
     const balancedAllocation = WEIGHTS.balancedAllocation * balancedAllocationScore(spec, node);
     // TaintToleration's NormalizeScore (reversed): no untolerated PreferNoSchedule taint scores 100.
@@ -247,21 +292,69 @@ export function scoreNodes(spec: PodSpec, feasible: NodeCandidate[]): NodeScore[
       WEIGHTS.taintToleration * (maxTaints === 0 ? MAX_NODE_SCORE : MAX_NODE_SCORE - Math.floor((taintCounts[i] * MAX_NODE_SCORE) / maxTaints));
     return { name: node.name, leastAllocated, balancedAllocation, taintToleration, total: leastAllocated + balancedAllocation + taintToleration };
   });
-  return scored.sort((a, b) => b.total - a.total || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** kube-scheduler's floor: at least this many feasible nodes are looked for, however many there are. */
+export const MIN_FEASIBLE_NODES_TO_FIND = 100;
+
+/**
+ * How many feasible nodes to find before scoring (kube-scheduler's `numFeasibleNodesToFind`):
+ * every node up to 100; then `percentage` of them, or when it is 0 the adaptive share
+ * `50 - nodes/125` (at least 5 %), and never fewer than 100.
+ */
+export function feasibleNodesToFind(nodeCount: number, percentage = 0): number {
+  if (nodeCount < MIN_FEASIBLE_NODES_TO_FIND || percentage >= 100) return nodeCount;
+  const share = percentage > 0 ? percentage : Math.max(5, 50 - nodeCount / 125);
+  return Math.max(MIN_FEASIBLE_NODES_TO_FIND, Math.floor((nodeCount * share) / 100));
+}
+
+export interface ScheduleOptions {
+  /** Where the search starts in `candidates`; the next pod's search starts where this one stopped (`Placement.nextStart`). */
+  start?: number;
+  /** kube-scheduler's `percentageOfNodesToScore` (0: adaptive). Without it every node is filtered and scored. */
+  percentageOfNodesToScore?: number;
 }
 
 /**
  * Picks the node for a pod as kube-scheduler does with its default plugins: filter, then
- * score (`scoreNodes`); the highest score wins, so the choice is deterministic.
+ * score (`scoreNodes`); the highest score wins, so the choice is deterministic. Every node
+ * is filtered and scored (`searchNodes` samples them, as a scheduler at scale does).
  */
 export function schedule(spec: PodSpec, candidates: NodeCandidate[]): Placement {
+  const { nextStart: _next, ...placement } = searchNodes(spec, candidates);
+  return placement;
+}
+
+/**
+ * `schedule` over a sample of the nodes: with `percentageOfNodesToScore`, the filter stops once that many feasible nodes are found,
+ * searching round-robin from `start` so every node gets its turn; a pod that fits nowhere
+ * has still been checked against every node, so its message counts them all.
+ */
+export function searchNodes(spec: PodSpec, candidates: NodeCandidate[], options: ScheduleOptions = {}): Placement & { nextStart: number } {
+  const facts = podFacts(spec);
+  const total = candidates.length;
+  const wanted = options.percentageOfNodesToScore === undefined ? total : feasibleNodesToFind(total, options.percentageOfNodesToScore);
+  const start = total === 0 ? 0 : (options.start ?? 0) % total;
   const rejected: string[][] = [];
   const feasible: NodeCandidate[] = [];
-  for (const node of candidates) {
-    const reasons = filterReasons(spec, node);
+  let looked = 0;
+  while (looked < total && feasible.length < wanted) {
+    const node = candidates[(start + looked) % total];
+    looked++;
+    const reasons = filterWith(spec, facts, node);
     if (reasons.length > 0) rejected.push(reasons);
     else feasible.push(node);
   }
-  if (feasible.length === 0) return { message: unschedulableMessage(candidates.length, rejected) };
-  return { node: scoreNodes(spec, feasible)[0].name };
+  const nextStart = total === 0 ? 0 : (start + looked) % total;
+  if (feasible.length === 0) return { message: unschedulableMessage(total, rejected), nextStart };
+  return { node: bestNode(spec, feasible), nextStart };
+}
+
+/** The name `scoreNodes` would rank first, without sorting every node. */
+function bestNode(spec: PodSpec, feasible: NodeCandidate[]): string {
+  let best: NodeScore | undefined;
+  for (const score of scoreAll(spec, feasible)) {
+    if (!best || score.total > best.total || (score.total === best.total && score.name < best.name)) best = score;
+  }
+  return (best as NodeScore).name;
 }

@@ -8,7 +8,7 @@ import {
   isNodeReady,
   NodeTable,
   PodProjection,
-  schedule,
+  searchNodes,
   withPod,
   type NodeCandidate,
   type PodRecord,
@@ -17,7 +17,8 @@ import { podRef } from '#observability';
 import { CoalescingQueue } from '#workqueue';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
 import type { SchedulerConfig } from '../scheduler.config.js';
-import { setPendingSource, startAttempt } from '../metrics/scheduler.metrics.js';
+import { phaseTimer, setPendingSource, startAttempt } from '../metrics/scheduler.metrics.js';
+import { BindWindow } from './bind-window.js';
 import { FOLLOWED } from './scheduling.constants.js';
 
 /** The node work last sent for a pod: the generation assigned, or its removal. */
@@ -47,6 +48,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     (error) => this.logger.error(`scheduling pass failed: ${(error as Error).stack ?? String(error)}`),
   );
   private resync?: NodeJS.Timeout;
+  /** Where the next pod's node search starts: kube-scheduler's round-robin over a sample of the nodes. */
+  private nextStart = 0;
 
   constructor(
     @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
@@ -136,6 +139,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
    */
   private async nodeLifecycle(now: number): Promise<void> {
     const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
+    let podsByNode: Map<string, PodRecord[]> | undefined;
     for (const node of this.nodes.list()) {
       const ready = isNodeReady(node, now, graceMs);
       const before = this.readiness.get(node.name);
@@ -154,8 +158,9 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       }
       if (ready) continue;
       const taintedSince = node.lastHeartbeatMs + graceMs;
-      for (const pod of this.pods.list()) {
-        if (pod.nodeName !== node.name || pod.mirror || pod.deletion) continue;
+      podsByNode ??= this.podsByNode();
+      for (const pod of podsByNode.get(node.name) ?? []) {
+        if (pod.mirror || pod.deletion) continue;
         const due = evictionTimeMs(pod.manifest.spec, taintedSince, this.config.EVICTION_TOLERATION_SECONDS);
         if (due === undefined || now < due) continue;
         try {
@@ -194,26 +199,50 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
+  /** The live pods by the node they are bound to. */
+  private podsByNode(): Map<string, PodRecord[]> {
+    const byNode = new Map<string, PodRecord[]>();
+    for (const pod of this.pods.list()) {
+      if (pod.nodeName === undefined) continue;
+      const list = byNode.get(pod.nodeName);
+      if (list) list.push(pod);
+      else byNode.set(pod.nodeName, [pod]);
+    }
+    return byNode;
+  }
+
   private async pass(): Promise<void> {
     // One clock reading per pass: the NodeNotReady/NodeReady it records are the readiness it schedules with.
     const now = Date.now();
     await this.nodeLifecycle(now).catch((error: unknown) => this.logger.error(`node lifecycle failed: ${(error as Error).message}`));
     await this.finalizeDeletions().catch((error: unknown) => this.logger.error(`finalising deletions failed: ${(error as Error).message}`));
+    const stopCandidates = phaseTimer('candidates');
     const candidates = this.candidates(now);
+    stopCandidates();
+    // Bindings are pipelined: decided one after the other against the candidates (each counted
+    // on its node at once), their writes in flight together up to the window's bound.
+    const binds = new BindWindow(this.config.BINDS_IN_FLIGHT);
+    const failed = (pod: PodRecord) => (error: unknown) => this.logger.error(`${podRef(pod)}: ${(error as Error).message}`);
     for (const pod of this.pods.list()) {
       // A mirror's static pod runs from its node's own files: no scheduling, no node work.
       if (pod.mirror) continue;
       try {
         const sent = this.assignments.get(pod.uid);
         const generation = pod.manifest.metadata.generation ?? 1;
-        if (!pod.nodeName && !pod.deletion) await this.schedule(pod, candidates);
-        else if (pod.nodeName && !pod.deletion && (sent?.kind !== 'assigned' || sent.generation < generation)) await this.assign(pod, pod.nodeName);
-        else if (pod.nodeName && pod.deletion && sent?.kind !== 'unassigned') await this.unassign(pod, pod.nodeName);
+        if (!pod.nodeName && !pod.deletion) await this.schedule(pod, candidates, binds);
+        else if (pod.nodeName && !pod.deletion && (sent?.kind !== 'assigned' || sent.generation < generation)) {
+          const node = pod.nodeName;
+          await binds.run(() => this.assign(pod, node), failed(pod));
+        } else if (pod.nodeName && pod.deletion && sent?.kind !== 'unassigned') {
+          const node = pod.nodeName;
+          await binds.run(() => this.unassign(pod, node), failed(pod));
+        }
       } catch (error) {
         // One pod's trouble never holds up the others.
-        this.logger.error(`${podRef(pod)}: ${(error as Error).message}`);
+        failed(pod)(error);
       }
     }
+    await binds.drain();
     await this.purgeTombstones();
     await this.purgeHistory();
   }
@@ -287,37 +316,62 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  /** Binds the pod to the best node, counting it there for the rest of the pass, or records why none fits. */
-  private async schedule(pod: PodRecord, candidates: NodeCandidate[]): Promise<void> {
+  /**
+   * Picks the best node for the pod and counts it there for the rest of the pass at once, then
+   * sends the binding through the window: `PodScheduled` with the subject's expected sequence
+   * (so two schedulers never both bind it), and only once that is stored, `PodAssigned`.
+   * A pod that fits nowhere gets the reason recorded.
+   */
+  private async schedule(pod: PodRecord, candidates: NodeCandidate[], binds: BindWindow): Promise<void> {
     const attempt = startAttempt();
-    const placement = schedule(pod.manifest.spec, candidates);
+    const stopFilter = phaseTimer('filter_score');
+    const placement = searchNodes(pod.manifest.spec, candidates, { start: this.nextStart, percentageOfNodesToScore: this.config.PERCENTAGE_OF_NODES_TO_SCORE });
+    stopFilter();
+    this.nextStart = placement.nextStart;
     if (placement.node === undefined) {
       attempt('unschedulable');
       // With no node at all the pod's view already says "no nodes available to schedule pods", as Kubernetes does.
-      if (candidates.length > 0) await this.recordUnschedulable(pod, placement.message);
+      if (candidates.length > 0) await binds.run(() => this.recordUnschedulable(pod, placement.message), (error) => this.logger.error(`${podRef(pod)}: ${(error as Error).message}`));
       return;
     }
+    const node = placement.node;
+    // Counted now, so the next decision in this pass sees it; a lost race leaves the node
+    // counted a little full until the next pass rebuilds the candidates from the log.
+    const chosen = candidates.findIndex((c) => c.name === node);
+    if (chosen !== -1) candidates[chosen] = withPod(candidates[chosen], pod.manifest.spec);
+    await binds.run(
+      async () => attempt((await this.bind(pod, node)) ? 'scheduled' : 'error'),
+      (error) => {
+        attempt('error');
+        this.logger.error(`${podRef(pod)}: ${(error as Error).message}`);
+      },
+    );
+  }
+
+  /** Writes the binding, then the node's work: `PodScheduled` (compare-and-set), then `PodAssigned`. False when the pod changed meanwhile. */
+  private async bind(pod: PodRecord, node: string): Promise<boolean> {
+    const stopBind = phaseTimer('bind');
     try {
       const { seq, envelope } = await this.bus.publish(
         SUBJECTS.pod(pod.namespace, pod.name),
         'PodScheduled',
-        { uid: pod.uid, nodeName: placement.node },
+        { uid: pod.uid, nodeName: node },
         { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq, ...(pod.eventId ? { causationId: pod.eventId } : {}) },
       );
-      // Fold our own write now so the next decision in this pass counts it.
-      pod.nodeName = placement.node;
+      // Fold our own write now; the stream's copy of it arrives later.
+      pod.nodeName = node;
       delete pod.unschedulable;
       pod.subjectSeq = Math.max(pod.subjectSeq, seq);
       pod.eventId = envelope.id;
-      const chosen = candidates.findIndex((c) => c.name === placement.node);
-      if (chosen !== -1) candidates[chosen] = withPod(candidates[chosen], pod.manifest.spec);
-      this.logger.log(`bound ${podRef(pod)} to ${placement.node}`);
-      await this.assign(pod, placement.node);
-      attempt('scheduled');
+      this.logger.log(`bound ${podRef(pod)} to ${node}`);
+      await this.assign(pod, node);
+      return true;
     } catch (error) {
-      attempt('error');
       if (!(error instanceof SequenceConflictError)) throw error;
       this.logger.log(`${podRef(pod)} changed while scheduling; deciding again`);
+      return false;
+    } finally {
+      stopBind();
     }
   }
 

@@ -21,6 +21,12 @@ export const schedulerMetrics = {
     buckets: [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384],
     registers: [metricsRegistry],
   }),
+  phaseSeconds: new Counter({
+    name: 'jetlet_scheduler_phase_seconds_total',
+    help: 'Time spent in each part of scheduling: candidates (per-pass node table from the pods), filter_score (picking a node), bind (a binding from PodScheduled written to PodAssigned stored; pipelined, so it can exceed the wall time)',
+    labelNames: ['phase'],
+    registers: [metricsRegistry],
+  }),
   pendingPods: new Gauge({
     name: 'scheduler_pending_pods',
     help: 'Number of pending pods, by the queue type. active means pods to be tried at the next pass; unschedulable means pods that fit no node at the last try.',
@@ -46,4 +52,10 @@ export function startAttempt(): (result: 'scheduled' | 'unschedulable' | 'error'
 /** Where the pending-pods gauge reads from (the scheduler's pod projection). */
 export function setPendingSource(source: typeof pendingSource): void {
   pendingSource = source;
+}
+
+/** Times one phase of scheduling; call the returned function when it ends. */
+export function phaseTimer(phase: 'candidates' | 'filter_score' | 'bind'): () => void {
+  const start = performance.now();
+  return () => schedulerMetrics.phaseSeconds.inc({ phase }, (performance.now() - start) / 1000);
 }
