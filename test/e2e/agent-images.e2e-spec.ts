@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ContainerStateWaiting, Pod, PullPolicy } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
@@ -30,18 +34,36 @@ describe('the agent: images', () => {
   let registry: Registry;
   let pushed: string;
   let neverPulled: string;
+  let progressed: string;
+  const dir = mkdtempSync(join(tmpdir(), 'jetlet-images-'));
 
   before(async () => {
     [cluster, registry] = await Promise.all([Cluster.start(), Registry.start()]);
     pushed = await registry.push('jetlet/busybox:1.35', 'jetlet-test/busybox:latest');
     neverPulled = await registry.push('jetlet/busybox:1.35', 'jetlet-test/busybox:never-pull');
+    progressed = await registry.pushFresh('jetlet-test/fresh:progress', 8 * 1024 * 1024);
   });
+
+  /** jetctl with the test cluster's NATS and API. */
+  async function jetctl(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, [join(process.cwd(), 'dist/apps/cli/src/main.js'), ...args], {
+      env: { ...process.env, NATS_URL: cluster.nats.url, JETLET_SERVER: cluster.apiUrl, ...(cluster.credentials ? { JETLET_TOKEN: cluster.credentials.tokens.admin } : {}) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    return { code, stdout, stderr };
+  }
 
   after(async () => {
     await cluster?.stop();
     // Untag whatever the tests pulled (never the local jetlet/busybox:1.35 they came from).
-    for (const reference of [pushed, neverPulled]) if (reference) await cluster?.dockerCli('rmi', reference);
+    for (const reference of [pushed, neverPulled, progressed]) if (reference) await cluster?.dockerCli('rmi', reference);
     await registry?.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('pulls a :latest image (pull policy defaulted to Always) from a registry and runs it', { timeout: 120_000 }, async (t) => {
@@ -60,6 +82,29 @@ describe('the agent: images', () => {
     assert.match(status.imageID, /^(docker-pullable:\/\/|sha256:|docker:\/\/)/);
     assert.ok(manifestRequests() > requestsBefore, `the registry served the manifest:\n${registry.tail()}`);
     assert.equal((await cluster.dockerCli('image', 'inspect', pushed)).code, 0, 'the image was pulled into the engine');
+  });
+
+  it('shows the pull progress to jetctl apply --wait, and keeps it in the log for the timeline', { timeout: 120_000 }, async (t) => {
+    const node = uniqueName('img-progress');
+    cluster.cleanUpAfter(t, node);
+    await cluster.startAgent(node);
+    const file = join(dir, 'progress.json');
+    writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'Pod', ...imagePod('pull-progress', node, progressed) }));
+    const { code, stdout, stderr } = await jetctl('apply', '-f', file, '--wait', '--timeout', '90s');
+    assert.equal(code, 0, `${stdout}\n${stderr}`);
+    const lines = stdout.split('\n');
+    const at = (pattern: RegExp): number => lines.findIndex((l) => pattern.test(l));
+    // The engine names the layers, downloads them, and the last figure is the whole image.
+    const bar = /^pod\/pull-progress: Pulling main: \S+:progress \[[#.]{20}\] (\d+)% [\d.]+\/[\d.]+ MiB, (\d+)\/(\d+) layers$/;
+    const bars = lines.filter((l) => bar.test(l));
+    assert.ok(bars.length > 0, stdout);
+    const last = bar.exec(bars.at(-1) ?? '');
+    assert.equal(last?.[1], '100', stdout);
+    assert.equal(last?.[2], last?.[3], `every layer done at the end:\n${stdout}`);
+    assert.ok(at(/Pulling: Pulling image/) < at(bar) && at(bar) < at(/Pulled: Successfully pulled image/), stdout);
+
+    const timeline = await jetctl('timeline', 'default/pull-progress');
+    assert.match(timeline.stdout, /ImagePullProgress\s+pulling for main: \S+:progress \[#{20}\] 100%/, timeline.stdout + timeline.stderr);
   });
 
   it('shows ErrImagePull and then ImagePullBackOff for an image that cannot be pulled', { timeout: 120_000 }, async (t) => {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,8 @@ import { freePort, ManagedProcess, waitFor } from './processes.js';
 
 /** Runs the docker CLI and throws, with its output, unless it exits 0. */
 async function docker(...args: string[]): Promise<string> {
-  const child = spawn('docker', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // The classic builder: it needs no buildx plugin and no base image from a public registry.
+  const child = spawn('docker', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DOCKER_BUILDKIT: '0' } });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
@@ -78,6 +80,29 @@ export class Registry {
       await docker('push', reference);
     } finally {
       await docker('rmi', reference);
+    }
+    return reference;
+  }
+
+  /**
+   * Builds an image of `jetlet/busybox:1.35` plus one layer of `bytes` random bytes, pushes it
+   * as `<host>/<repository>` and removes it from the engine, so a pull has to download that
+   * layer (a pushed local image would find all its layers present). Returns the reference.
+   */
+  async pushFresh(repository: string, bytes: number): Promise<string> {
+    const reference = `${this.host}/${repository}`;
+    const context = mkdtempSync(join(tmpdir(), 'jetlet-image-'));
+    try {
+      writeFileSync(join(context, 'blob'), randomBytes(bytes));
+      writeFileSync(join(context, 'Dockerfile'), 'FROM jetlet/busybox:1.35\nCOPY blob /blob\n');
+      await docker('build', '-q', '-t', reference, context);
+      try {
+        await docker('push', reference);
+      } finally {
+        await docker('rmi', reference);
+      }
+    } finally {
+      rmSync(context, { recursive: true, force: true });
     }
     return reference;
   }

@@ -1,6 +1,7 @@
 import { Document } from 'yaml';
 import { Bus } from '#bus';
 import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
+import { pullProgressText } from '#domain/history';
 import { renderTable } from './table.js';
 
 /** What `jetctl events` shows and how. */
@@ -22,6 +23,8 @@ export function eventReason(e: AnyEnvelope): string {
   switch (e.type) {
     case 'BackoffRecorded':
       return `${e.data.kind}BackOff`;
+    case 'ImagePullProgress':
+      return 'Pulling';
     case 'ProbeResultChanged':
       return `${e.data.probe[0]?.toUpperCase() ?? ''}${e.data.probe.slice(1)}${e.data.result === 'failure' ? 'Failed' : 'Succeeded'}`;
     case 'ContainerEvent':
@@ -43,6 +46,7 @@ export function eventRow(e: AnyEnvelope, subject: string, seq: number, wide: boo
     message = e.data.exitCode === undefined ? '' : `exit code ${e.data.exitCode}${e.data.exitReason ? ` (${e.data.exitReason})` : ''}`;
   if (e.type === 'BackoffRecorded') message = `next try in ${Math.round(e.data.delayMs / 1000)}s${e.data.image ? ` for ${e.data.image}` : ''}`;
   if (e.type === 'ProbeResultChanged') message = `${e.data.probe} probe ${e.data.result}`;
+  if (e.type === 'ImagePullProgress') message = pullProgressText(e.data);
   const row = [e.time, e.type, eventReason(e), object, message.replace(/\s+/g, ' ')];
   return wide ? [...row.slice(0, 4), data.nodeName ?? '', subject, String(seq), row[4] ?? ''] : row;
 }

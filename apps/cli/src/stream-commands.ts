@@ -246,7 +246,7 @@ export function streamProgram(): Command {
     .option('-f', 'same as --follow')
     .option('--node <node>', 'only events of this node')
     .option('--pod <pod>', 'only events of this pod (NS/NAME, or NAME in default)')
-    .option('--type <type>', 'only this message type (ContainerEvent, PodEvent, NodeEvent, BackoffRecorded, ProbeResultChanged)')
+    .option('--type <type>', 'only this message type (ContainerEvent, PodEvent, NodeEvent, BackoffRecorded, ProbeResultChanged, ImagePullProgress)')
     .option('--reason <reason>', 'only this reason (Died, OOMKilled, BackOff, NodeNotReady, ...)')
     .option('--since <duration>', 'only events newer than this (10m, 1h)')
     .addOption(new Option('-o, --output <format>', 'a table (default), wide, json (one envelope a line) or yaml').choices(['wide', 'json', 'yaml']))

@@ -100,6 +100,19 @@ const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
     capMs: 300_000,
     restartCount: 2,
   },
+  ImagePullProgress: {
+    uid: UID,
+    namespace: 'default',
+    name: 'web-0',
+    nodeName: 'node-1',
+    containerName: 'nginx',
+    image: 'nginx:1.27',
+    layers: 2,
+    layersDone: 0,
+    currentBytes: 1024,
+    totalBytes: 4096,
+    observedAt: TIME,
+  },
   ProbeResultChanged: {
     uid: UID,
     namespace: 'default',
@@ -149,9 +162,8 @@ function causesOf(fn: () => unknown): FieldCause[] {
 }
 
 describe('decodeEnvelope', () => {
-  it('has a test payload for each of the 27 message types', () => {
+  it('has a test payload for each message type', () => {
     assert.deepEqual(Object.keys(PAYLOADS).sort(), Object.keys(MESSAGES).sort());
-    assert.equal(Object.keys(MESSAGES).length, 27);
   });
 
   for (const type of Object.keys(MESSAGES) as MessageType[]) {

@@ -2,6 +2,7 @@ import type { ClassConstructor } from 'class-transformer';
 import { BackoffRecordedEvent } from './messages/backoff-recorded.event.js';
 import { ConfigMapDeletedEvent, ConfigMapWrittenEvent, SecretDeletedEvent, SecretWrittenEvent } from './messages/config.events.js';
 import { ContainerEventEvent } from './messages/container-event.event.js';
+import { ImagePullProgressEvent } from './messages/image-pull-progress.event.js';
 import { NodeHeartbeatEvent } from './messages/node-heartbeat.event.js';
 import { NodeRegisteredEvent } from './messages/node-registered.event.js';
 import { NamespaceCreatedEvent, NamespaceDeletionRequestedEvent, NamespaceRemovedEvent } from './messages/namespace.events.js';
@@ -43,6 +44,7 @@ export const MESSAGES = {
   MirrorPodUpdated: { version: 1, data: MirrorPodUpdatedEvent },
   BackoffRecorded: { version: 1, data: BackoffRecordedEvent },
   ProbeResultChanged: { version: 1, data: ProbeResultChangedEvent },
+  ImagePullProgress: { version: 1, data: ImagePullProgressEvent },
   NamespaceCreated: { version: 1, data: NamespaceCreatedEvent },
   NamespaceDeletionRequested: { version: 1, data: NamespaceDeletionRequestedEvent },
   NamespaceRemoved: { version: 1, data: NamespaceRemovedEvent },

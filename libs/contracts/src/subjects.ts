@@ -96,7 +96,7 @@ export const SUBJECTS = {
   /** NodeHeartbeat, written only by that node's agent. */
   nodeHeartbeat: (node: string): string => `${PREFIX}.nodes.${token(node)}.heartbeat`,
   allNodes: `${PREFIX}.nodes.>`,
-  /** ContainerEvent, PodEvent, BackoffRecorded and ProbeResultChanged for one pod, written only by the agent of `node`. */
+  /** ContainerEvent, PodEvent, BackoffRecorded, ProbeResultChanged and ImagePullProgress for one pod, written only by the agent of `node`. */
   containerEvents: (node: string, uid: string): string => `${PREFIX}.events.${token(node)}.${token(uid)}`,
   /** NodeEvent about `node` itself, written only by its agent. */
   nodeEvents: (node: string): string => `${PREFIX}.events.${token(node)}.node`,

@@ -23,6 +23,7 @@ const PUBLISHED_ON: Record<MessageType, string[]> = {
   ContainerEvent: [SUBJECTS.containerEvents('node-1', UID)],
   BackoffRecorded: [SUBJECTS.containerEvents('node-1', UID)],
   ProbeResultChanged: [SUBJECTS.containerEvents('node-1', UID)],
+  ImagePullProgress: [SUBJECTS.containerEvents('node-1', UID)],
   PodEvent: [SUBJECTS.containerEvents('node-1', UID), SUBJECTS.nodeLifecycleEvents('node-1')],
   NodeEvent: [SUBJECTS.nodeEvents('node-1'), SUBJECTS.nodeLifecycleEvents('node-1')],
   NodeRegistered: [SUBJECTS.nodeRegistration('node-1')],

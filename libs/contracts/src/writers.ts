@@ -34,6 +34,7 @@ export const WRITE_ROUTES: { readonly [T in MessageType]: readonly WriteRoute[] 
   ContainerEvent: [{ writer: 'agent', subject: 'jetlet.events.{node}.*' }],
   BackoffRecorded: [{ writer: 'agent', subject: 'jetlet.events.{node}.*' }],
   ProbeResultChanged: [{ writer: 'agent', subject: 'jetlet.events.{node}.*' }],
+  ImagePullProgress: [{ writer: 'agent', subject: 'jetlet.events.{node}.*' }],
   PodEvent: [
     { writer: 'agent', subject: 'jetlet.events.{node}.*' },
     { writer: 'scheduler', subject: 'jetlet.events.*.lifecycle' },

@@ -1,3 +1,4 @@
+import type { PullProgressSnapshot } from './pull-progress.js';
 /**
  * The container-runtime port: what the agent needs from a container engine, shaped
  * after the CRI (sandbox + containers). The Docker adapter implements it; a hollow
@@ -101,7 +102,8 @@ export interface RuntimeInfo {
 export interface ContainerRuntime {
   info(): Promise<RuntimeInfo>;
   imagePresent(image: string): Promise<boolean>;
-  pullImage(image: string): Promise<void>;
+  /** Pulls `image`; `onProgress` hears the whole pull's progress each time it moves. */
+  pullImage(image: string, onProgress?: (progress: PullProgressSnapshot) => void): Promise<void>;
   /** Creates and starts the sandbox; returns it with its IP. */
   runPodSandbox(config: SandboxConfig): Promise<RuntimeContainer>;
   /** Creates an app container inside the sandbox's network namespace; returns its id. */

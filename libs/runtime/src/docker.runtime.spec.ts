@@ -387,6 +387,23 @@ describe('DockerRuntime with a fake engine client', () => {
     await sut.pullImage('jetlet/x:1');
   });
 
+  it('reports the pull progress of the whole image as it moves', async () => {
+    const progress = [
+      { status: 'Pulling from jetlet/x', id: '1' },
+      { status: 'Pulling fs layer', progressDetail: {}, id: 'aaa' },
+      { status: 'Downloading', progressDetail: { current: 512, total: 1024 }, id: 'aaa' },
+      { status: 'Downloading', progressDetail: { current: 512, total: 1024 }, id: 'aaa' },
+      { status: 'Pull complete', progressDetail: {}, id: 'aaa' },
+      { status: 'Status: Downloaded newer image for jetlet/x:1' },
+    ]
+      .map((m) => JSON.stringify(m))
+      .join('\n');
+    const sut = new DockerRuntime(fakeDocker({ pull: async () => Readable.from([Buffer.from(`${progress}\n`)]), modem: new Docker().modem }));
+    const seen: string[] = [];
+    await sut.pullImage('jetlet/x:1', (p) => seen.push(`${p.layersDone}/${p.layers} ${p.currentBytes}/${p.totalBytes}`));
+    assert.deepEqual(seen, ['0/1 0/0', '0/1 512/1024', '1/1 1024/1024']);
+  });
+
   it('treats 304 and 404 as done where the CRI is idempotent, and wraps everything else', async () => {
     const errors: Record<string, Error> = {
       start: httpError(304, 'container already started'),

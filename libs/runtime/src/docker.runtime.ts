@@ -18,6 +18,7 @@ import type {
 } from './container-runtime.port.js';
 import { LogFrameDemuxer } from './log-frames.js';
 import { DockerProcessStream } from './docker-process-stream.js';
+import { PullProgress, type PullProgressSnapshot } from './pull-progress.js';
 import { runtimeMetrics } from '#observability';
 import { RuntimeError, statusCodeOf } from './runtime.errors.js';
 
@@ -308,7 +309,7 @@ export class DockerRuntime implements ContainerRuntime {
     }
   }
 
-  async pullImage(image: string): Promise<void> {
+  async pullImage(image: string, onProgress?: (progress: PullProgressSnapshot) => void): Promise<void> {
     let stream: NodeJS.ReadableStream;
     try {
       // dockerode adds ':latest' when the reference has no tag; without it the engine would pull every tag.
@@ -317,6 +318,10 @@ export class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       throw this.wrap(err, `pull image ${image}`);
     }
+    const progress = new PullProgress();
+    const onMessage = (message: unknown): void => {
+      if (progress.observe(message)) onProgress?.(progress.snapshot());
+    };
     await new Promise<void>((resolve, reject) => {
       this.docker.modem.followProgress(stream, (err, output) => {
         if (err) {
@@ -328,7 +333,7 @@ export class DockerRuntime implements ContainerRuntime {
         const failure = output.map(progressError).find((message) => message !== undefined);
         if (failure !== undefined) reject(new RuntimeError(`docker pull image ${image} failed: ${failure}`));
         else resolve();
-      });
+      }, onMessage);
     });
   }
 

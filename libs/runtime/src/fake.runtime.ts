@@ -13,6 +13,7 @@ import type {
   SandboxConfig,
 } from './container-runtime.port.js';
 import { RuntimeError } from './runtime.errors.js';
+import type { PullProgressSnapshot } from './pull-progress.js';
 
 /** Exit code of a fake container that is stopped: it "dies" as if SIGKILLed (128 + 9). */
 export const FAKE_STOP_EXIT_CODE = 137;
@@ -77,7 +78,7 @@ export class FakeRuntime implements ContainerRuntime {
     return Promise.resolve(true);
   }
 
-  pullImage(_image: string): Promise<void> {
+  pullImage(_image: string, _onProgress?: (progress: PullProgressSnapshot) => void): Promise<void> {
     return Promise.resolve();
   }
 

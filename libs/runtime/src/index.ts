@@ -4,3 +4,4 @@ export * from './runtime.errors.js';
 export * from './log-frames.js';
 export * from './fake.runtime.js';
 export * from './docker-process-stream.js';
+export * from './pull-progress.js';

@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
-import { SUBJECTS, type BackoffRecordedEvent, type MessageData, type ProbeResultChangedEvent } from '#contracts';
+import { SUBJECTS, type BackoffRecordedEvent, type ImagePullProgressEvent, type MessageData, type ProbeResultChangedEvent } from '#contracts';
 import type { PodRef } from '#domain';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
@@ -8,6 +8,8 @@ import type { AgentConfig } from '../agent.config.js';
 /** Records Kubernetes Events about pods on the bus, as the kubelet's recorder does. Never throws; an outage delays, not loses, them. */
 @Injectable()
 export class EventRecorder {
+  private readonly logger = new Logger(EventRecorder.name);
+
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(BUS) private readonly bus: Bus,
@@ -32,6 +34,19 @@ export class EventRecorder {
   /** Publishes a probe result that crossed its threshold, as a fact. Never throws. */
   probeResult(pod: PodRef, fact: Omit<ProbeResultChangedEvent, 'uid' | 'namespace' | 'name' | 'nodeName'>): void {
     this.fact('ProbeResultChanged', pod, fact);
+  }
+
+  /**
+   * Publishes how far a pull has got. A figure is stale once the next one exists, so it is not
+   * kept in the outbox: one the bus cannot take now is dropped, and the `Pulled` event still
+   * comes. Never throws.
+   */
+  pullProgress(pod: PodRef, progress: Omit<ImagePullProgressEvent, 'uid' | 'namespace' | 'name' | 'nodeName'>): void {
+    const nodeName = this.config.NODE_NAME;
+    const data = { ...progress, uid: pod.uid, namespace: pod.namespace, name: pod.name, nodeName };
+    this.bus.publish(SUBJECTS.containerEvents(nodeName, pod.uid), 'ImagePullProgress', data, { correlationId: pod.uid }).catch((error: unknown) => {
+      this.logger.debug(`pull progress of ${pod.namespace}/${pod.name} not published: ${(error as Error).message}`);
+    });
   }
 
   private fact<T extends 'BackoffRecorded' | 'ProbeResultChanged'>(

@@ -23,7 +23,7 @@ import {
   type WaitingReasons,
 } from '#domain';
 import { podRef } from '#observability';
-import { LABELS, type ContainerRuntime } from '#runtime';
+import { LABELS, type ContainerRuntime, type PullProgressSnapshot } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
@@ -34,14 +34,17 @@ import { TerminationMessages } from '../lifecycle/termination-messages.js';
 
 type Waker = (atMs: number) => void;
 
+/** The longest a watcher waits for news of a pull under way. */
+const PULL_PROGRESS_INTERVAL_MS = 1000;
+
 /** Applies reconcile actions through the runtime port; every step is idempotent. */
 @Injectable()
 export class PodExecutor {
   private readonly logger = new Logger(PodExecutor.name);
   /** Why a container could not start, shown as its waiting reason until it does. */
   private readonly waiting = new Map<string, WaitingReasons>();
-  /** One pull per image at a time: later askers wait for the pull under way. */
-  private readonly pulls = new Map<string, Promise<void>>();
+  /** One pull per image at a time: later askers wait for the pull under way and hear its progress. */
+  private readonly pulls = new Map<string, { done: Promise<void>; listeners: Set<(progress: PullProgressSnapshot) => void> }>();
   private readonly pullBackoff: BackoffBook;
   /** Back-off after a failed create or start (by startKey); the planner reads it, so no pass retries early. */
   readonly startBackoff: BackoffBook;
@@ -191,14 +194,42 @@ export class PodExecutor {
     return changed;
   }
 
-  private pull(image: string): Promise<void> {
+  private pull(image: string, onProgress?: (progress: PullProgressSnapshot) => void): Promise<void> {
     let pull = this.pulls.get(image);
     if (!pull) {
-      pull = this.runtime.pullImage(image).finally(() => this.pulls.delete(image));
+      const listeners = new Set<(progress: PullProgressSnapshot) => void>();
+      const done = this.runtime
+        .pullImage(image, (progress) => {
+          for (const listener of listeners) listener(progress);
+        })
+        .finally(() => this.pulls.delete(image));
+      pull = { done, listeners };
       this.pulls.set(image, pull);
     }
-    return pull;
+    if (onProgress) {
+      const { listeners } = pull;
+      listeners.add(onProgress);
+      void pull.done.catch(() => undefined).finally(() => listeners.delete(onProgress));
+    }
+    return pull.done;
   }
+
+  /**
+   * Publishes a container's pull progress: the first figure that has a size, the last one, and
+   * between them at most one per PULL_PROGRESS_INTERVAL_MS, so a long pull costs a message a
+   * second, not one per chunk the engine reports.
+   */
+  private pullProgressReporter(pod: DesiredPod, container: Container): (progress: PullProgressSnapshot) => void {
+    let lastMs: number | undefined;
+    return (progress) => {
+      const nowMs = Date.now();
+      const complete = progress.layers > 0 && progress.layersDone === progress.layers;
+      if (progress.totalBytes === 0 || (!complete && lastMs !== undefined && nowMs - lastMs < PULL_PROGRESS_INTERVAL_MS)) return;
+      lastMs = nowMs;
+      this.events.pullProgress(pod, { containerName: container.name, image: container.image, ...progress, observedAt: new Date(nowMs).toISOString() });
+    };
+  }
+
 
   /**
    * The kubelet's image step: policy, reference check, pull with back-off. False when the
@@ -239,7 +270,7 @@ export class PodExecutor {
     this.events.normal(pod, 'Pulling', `Pulling image "${image}"`, container.name);
     const started = performance.now();
     try {
-      await this.pull(image);
+      await this.pull(image, this.pullProgressReporter(pod, container));
     } catch (error) {
       const failedMs = Date.now();
       const delay = this.pullBackoff.next(key, failedMs, failedMs);

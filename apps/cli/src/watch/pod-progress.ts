@@ -1,5 +1,5 @@
 import { STREAMS, SUBJECTS, type Pod, type PodStatus } from '#contracts';
-import type { RecordedMessage } from '#domain/history';
+import { pullProgressText, type RecordedMessage } from '#domain/history';
 import type { StreamReader } from '../streams/stream-reader.js';
 
 /** Waiting reasons that mean the pod will not become ready by itself. */
@@ -34,8 +34,8 @@ export class PodProgressError extends Error {
 
 /**
  * Follows one pod through the streams from `fromSeq` (its pods-stream sequence when it was
- * written) and prints each step as it happens: Scheduled, Pulling, Pulled, Created, Started,
- * Ready. Resolves when it is Ready (or Succeeded); rejects with the reason when it fails or
+ * written) and prints each step as it happens: Scheduled, Pulling (with the pull's progress),
+ * Pulled, Created, Started, Ready. Resolves when it is Ready (or Succeeded); rejects with the reason when it fails or
  * `timeoutMs` runs out.
  */
 export async function followPod(reader: StreamReader, pod: Pod, fromSeq: number, print: (line: string) => void, timeoutMs: number): Promise<void> {
@@ -83,6 +83,9 @@ export async function followPod(reader: StreamReader, pod: Pod, fromSeq: number,
         if (e.data.uid === uid) scheduledTo(e.data.nodeName);
         if (['Pulling', 'Pulled', 'Created', 'Started', 'Failed', 'BackOff', 'Unhealthy', 'Killing'].includes(e.data.reason))
           print(`pod/${name}: ${(last = `${e.data.reason}: ${e.data.message}`)}`);
+        break;
+      case 'ImagePullProgress':
+        if (e.data.uid === uid) print(`pod/${name}: ${(last = `Pulling ${e.data.containerName}: ${pullProgressText(e.data)}`)}`);
         break;
       case 'PodStatusReported': {
         if (e.data.uid === uid) scheduledTo(e.data.nodeName);

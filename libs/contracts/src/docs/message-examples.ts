@@ -113,6 +113,22 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: { subject: string; data: Me
       restartCount: 2,
     },
   },
+  ImagePullProgress: {
+    subject: SUBJECTS.containerEvents(NODE, UID),
+    data: {
+      uid: UID,
+      namespace: 'default',
+      name: 'web',
+      nodeName: NODE,
+      containerName: 'server',
+      image: 'registry.local:5000/web:1.4',
+      layers: 3,
+      layersDone: 1,
+      currentBytes: 12582912,
+      totalBytes: 31457280,
+      observedAt: TIME,
+    },
+  },
   ProbeResultChanged: {
     subject: SUBJECTS.containerEvents(NODE, UID),
     data: {

@@ -1,5 +1,17 @@
-import type { AnyEnvelope, ContainerStatus } from '#contracts';
+import type { AnyEnvelope, ContainerStatus, ImagePullProgressEvent } from '#contracts';
 import { goDuration } from '../backoff.js';
+
+const MIB = 1024 * 1024;
+
+/** A pull's progress in one line: a bar when its size is known, then bytes and layers. */
+export function pullProgressText(p: Pick<ImagePullProgressEvent, 'image' | 'layers' | 'layersDone' | 'currentBytes' | 'totalBytes'>, width = 20): string {
+  const layers = `${p.layersDone}/${p.layers} layers`;
+  if (p.totalBytes <= 0) return `${p.image} ${layers}`;
+  const ratio = Math.min(1, p.currentBytes / p.totalBytes);
+  const filled = Math.round(ratio * width);
+  const bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
+  return `${p.image} ${bar} ${Math.floor(ratio * 100)}% ${(p.currentBytes / MIB).toFixed(1)}/${(p.totalBytes / MIB).toFixed(1)} MiB, ${layers}`;
+}
 
 function containerState(s: ContainerStatus): string {
   const state = s.state.running
@@ -71,6 +83,8 @@ export function summarize(envelope: AnyEnvelope): string {
     }
     case 'ProbeResultChanged':
       return `${envelope.data.containerName} ${envelope.data.probe} probe now ${envelope.data.result}`;
+    case 'ImagePullProgress':
+      return `pulling for ${envelope.data.containerName}: ${pullProgressText(envelope.data)}`;
     case 'NodeRegistered': {
       const n = envelope.data.node;
       const taints = (n.spec.taints ?? []).map((t) => `${t.key}:${t.effect}`).join(',');
