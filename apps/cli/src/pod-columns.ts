@@ -1,8 +1,11 @@
 import type { Pod } from '#contracts';
+import { podRow } from '#domain';
 
 /** kubectl's STATUS column: a waiting or terminated reason wins over the phase; Terminating while deleting. */
 export function podStatusColumn(pod: Pod): string {
   if (pod.metadata.deletionTimestamp) return 'Terminating';
+  // Init containers: kubectl's Init:N/M, Init:<reason> and PodInitializing.
+  if (pod.spec.initContainers?.length) return String(podRow({ ...pod, metadata: { ...pod.metadata } }, Date.now()).cells[2]);
   for (const s of pod.status.containerStatuses ?? []) {
     if (s.state.waiting?.reason && s.state.waiting.reason !== 'ContainerCreating') return s.state.waiting.reason;
     if (s.state.terminated?.reason && pod.status.phase !== 'Succeeded') return s.state.terminated.reason;
@@ -14,7 +17,11 @@ export function podStatusColumn(pod: Pod): string {
 
 export function podReadyColumn(pod: Pod): string {
   const statuses = pod.status.containerStatuses ?? [];
-  return `${statuses.filter((s) => s.ready).length}/${pod.spec.containers.length}`;
+  const sidecars = (pod.status.initContainerStatuses ?? []).filter((s) =>
+    pod.spec.initContainers?.some((c) => c.name === s.name && c.restartPolicy === 'Always'),
+  );
+  const total = pod.spec.containers.length + (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').length;
+  return `${[...sidecars, ...statuses].filter((s) => s.ready).length}/${total}`;
 }
 
 export function podRestartsColumn(pod: Pod): string {

@@ -24,6 +24,8 @@ export * from './printers.js';
 export * from './path-under.js';
 export * from './assignment-check.js';
 export * from './restart-policy.js';
+export * from './init-containers.js';
+export * from './qos.js';
 export {
   ClusterReplay,
   buildTimeline,

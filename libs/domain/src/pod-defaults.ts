@@ -1,4 +1,15 @@
-import { configKeyErrors, DEFAULT_SCHEDULER_NAME, ENV_VAR_NAME, type Container, type EnvVar, type FieldCause, type PodManifest, type Probe, type ProbeHandler, type PullPolicy } from '#contracts';
+import {
+  configKeyErrors,
+  DEFAULT_SCHEDULER_NAME,
+  ENV_VAR_NAME,
+  type Container,
+  type EnvVar,
+  type FieldCause,
+  type PodManifest,
+  type Probe,
+  type ProbeHandler,
+  type PullPolicy,
+} from '#contracts';
 
 /** Kubernetes' default pull policy: Always for `:latest` or no tag, IfNotPresent otherwise (digests included). */
 export function defaultPullPolicy(image: string): PullPolicy {
@@ -28,7 +39,7 @@ function defaultProbe(probe: Probe | undefined): Probe | undefined {
  * context and resources, port protocols, pull policies, probes, termination message.
  */
 export function applyPodDefaults(manifest: PodManifest): PodManifest {
-  const containers: Container[] = manifest.spec.containers.map((c) => {
+  const defaulted = (c: Container): Container => {
     const probes = { livenessProbe: defaultProbe(c.livenessProbe), readinessProbe: defaultProbe(c.readinessProbe), startupProbe: defaultProbe(c.startupProbe) };
     return {
       ...c,
@@ -40,7 +51,8 @@ export function applyPodDefaults(manifest: PodManifest): PodManifest {
       terminationMessagePath: c.terminationMessagePath ?? '/dev/termination-log',
       terminationMessagePolicy: c.terminationMessagePolicy ?? 'File',
     };
-  });
+  };
+  const containers = manifest.spec.containers.map(defaulted);
   return {
     ...manifest,
     apiVersion: 'v1',
@@ -48,6 +60,7 @@ export function applyPodDefaults(manifest: PodManifest): PodManifest {
     spec: {
       ...manifest.spec,
       containers,
+      ...(manifest.spec.initContainers ? { initContainers: manifest.spec.initContainers.map(defaulted) } : {}),
       restartPolicy: manifest.spec.restartPolicy ?? 'Always',
       terminationGracePeriodSeconds: manifest.spec.terminationGracePeriodSeconds ?? 30,
       dnsPolicy: manifest.spec.dnsPolicy ?? 'ClusterFirst',
@@ -94,7 +107,11 @@ const SUBSCRIPTED_FIELD = /^metadata\.(labels|annotations)\['([^']+)'\]$/;
 export function fieldPathCause(path: string, field: string, allowed: readonly string[]): FieldCause | undefined {
   if (allowed.includes(path) || SUBSCRIPTED_FIELD.test(path)) return undefined;
   const supported = [...allowed, "metadata.annotations['<KEY>']", "metadata.labels['<KEY>']"].sort();
-  return { field, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(path)}: supported values: ${supported.map((v) => JSON.stringify(v)).join(', ')}` };
+  return {
+    field,
+    reason: 'FieldValueNotSupported',
+    message: `Unsupported value: ${JSON.stringify(path)}: supported values: ${supported.map((v) => JSON.stringify(v)).join(', ')}`,
+  };
 }
 
 function envCauses(c: Container, at: string, containerNames: string[], causes: FieldCause[]): void {
@@ -105,12 +122,18 @@ function envCauses(c: Container, at: string, containerNames: string[], causes: F
     if (e.value) causes.push({ field, reason: 'FieldValueInvalid', message: 'Invalid value: "": may not be specified when `value` is not empty' });
     const sources = (['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'] as const).filter((k) => from[k] !== undefined);
     if (sources.length === 0)
-      causes.push({ field, reason: 'FieldValueInvalid', message: 'Invalid value: "": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`' });
-    if (sources.length > 1) causes.push({ field, reason: 'FieldValueInvalid', message: 'Invalid value: "": may not have more than one field specified at a time' });
+      causes.push({
+        field,
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: "": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`',
+      });
+    if (sources.length > 1)
+      causes.push({ field, reason: 'FieldValueInvalid', message: 'Invalid value: "": may not have more than one field specified at a time' });
     for (const ref of ['configMapKeyRef', 'secretKeyRef'] as const) {
       const key = from[ref]?.key;
       if (key !== undefined)
-        for (const why of configKeyErrors(key)) causes.push({ field: `${field}.${ref}.key`, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(key)}: ${why}` });
+        for (const why of configKeyErrors(key))
+          causes.push({ field: `${field}.${ref}.key`, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(key)}: ${why}` });
     }
     if (from.fieldRef) {
       const cause = fieldPathCause(from.fieldRef.fieldPath, `${field}.fieldRef.fieldPath`, ENV_FIELD_PATHS);
@@ -118,7 +141,11 @@ function envCauses(c: Container, at: string, containerNames: string[], causes: F
     }
     const target = from.resourceFieldRef?.containerName;
     if (target !== undefined && !containerNames.includes(target))
-      causes.push({ field: `${field}.resourceFieldRef.containerName`, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(target)}: must be the name of a container in the pod` });
+      causes.push({
+        field: `${field}.resourceFieldRef.containerName`,
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: ${JSON.stringify(target)}: must be the name of a container in the pod`,
+      });
   });
   (c.envFrom ?? []).forEach((e, j) => {
     const field = `${at}.envFrom[${j}]`;
@@ -126,7 +153,11 @@ function envCauses(c: Container, at: string, containerNames: string[], causes: F
     if (sources === 0) causes.push({ field, reason: 'FieldValueInvalid', message: 'Invalid value: "": must specify one of: `configMapRef` or `secretRef`' });
     if (sources > 1) causes.push({ field, reason: 'FieldValueInvalid', message: 'Invalid value: "": may not have more than one field specified at a time' });
     if (e.prefix && !ENV_VAR_NAME.test(e.prefix))
-      causes.push({ field: `${field}.prefix`, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(e.prefix)}: a valid environment variable name must consist only of printable ASCII characters other than '='` });
+      causes.push({
+        field: `${field}.prefix`,
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: ${JSON.stringify(e.prefix)}: a valid environment variable name must consist only of printable ASCII characters other than '='`,
+      });
   });
 }
 
@@ -152,14 +183,27 @@ function portCauses(handler: ProbeHandler | undefined, field: string, container:
   }
 }
 
-/** Spec-level checks class-validator cannot express: unique container names, one handler per probe, thresholds. */
+/** Spec-level checks class-validator cannot express: unique container names, one handler per probe, thresholds, init container rules. */
 export function podSpecCauses(manifest: PodManifest): FieldCause[] {
   const causes: FieldCause[] = [];
   const seen = new Set<string>();
-  manifest.spec.containers.forEach((c, i) => {
-    const at = `spec.containers[${i}]`;
+  const names = [...(manifest.spec.initContainers ?? []), ...manifest.spec.containers].map((x) => x.name);
+  const check = (c: Container, at: string, init: boolean): void => {
     if (seen.has(c.name)) causes.push({ field: `${at}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: "${c.name}"` });
     seen.add(c.name);
+    if (!init && c.restartPolicy !== undefined)
+      causes.push({ field: `${at}.restartPolicy`, reason: 'FieldValueForbidden', message: 'Forbidden: may not be set for non-init containers' });
+    // Only a sidecar runs beside the containers, so only a sidecar may have hooks and probes (Kubernetes' validateInitContainers).
+    if (init && c.restartPolicy !== 'Always') {
+      for (const field of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
+        if (c[field] !== undefined)
+          causes.push({
+            field: `${at}.${field}`,
+            reason: 'FieldValueForbidden',
+            message: 'Forbidden: may not be set for init containers without restartPolicy=Always',
+          });
+      }
+    }
     for (const kind of ['livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
       handlerCauses(c[kind], `${at}.${kind}`, causes);
       portCauses(c[kind], `${at}.${kind}`, c, causes);
@@ -173,13 +217,10 @@ export function podSpecCauses(manifest: PodManifest): FieldCause[] {
       handlerCauses(c.lifecycle?.[hook], `${at}.lifecycle.${hook}`, causes);
       portCauses(c.lifecycle?.[hook], `${at}.lifecycle.${hook}`, c, causes);
     }
-    envCauses(
-      c,
-      at,
-      manifest.spec.containers.map((x) => x.name),
-      causes,
-    );
-  });
+    envCauses(c, at, names, causes);
+  };
+  (manifest.spec.initContainers ?? []).forEach((c, i) => check(c, `spec.initContainers[${i}]`, true));
+  manifest.spec.containers.forEach((c, i) => check(c, `spec.containers[${i}]`, false));
   return causes;
 }
 

@@ -1,6 +1,8 @@
 import type { Container, ContainerState, ContainerStatus, PodCondition, PodManifest, PodPhase, PodStatus, RestartPolicy } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime';
 import { crashKey, goDuration, type BackoffBook } from './backoff.js';
+import { containerRestartPolicy, isSidecar } from './init-containers.js';
+import { qosClass } from './qos.js';
 import { shouldRestart } from './restart-policy.js';
 
 export { shouldRestart };
@@ -90,20 +92,31 @@ export interface StatusInput {
   messages?: Map<string, string>;
 }
 
-function containerStatus(input: StatusInput, spec: Container): ContainerStatus {
+/** How one container's status is computed: the restart policy it lives by, and what it waits for before it is created. */
+interface ContainerRole {
+  policy: RestartPolicy;
+  /** ContainerCreating, or PodInitializing in a pod with init containers (the kubelet's default waiting state). */
+  waitingReason: string;
+  /** An ordinary init container: ready once it has completed. */
+  runToCompletion?: boolean;
+  /** The pod's containers have finished for good: nothing restarts, so nothing backs off. */
+  final?: boolean;
+}
+
+function containerStatus(input: StatusInput, spec: Container, role: ContainerRole): ContainerStatus {
   const [latest, previous] = attemptsOf(input.observed, spec.name);
   const base = { name: spec.name, image: spec.image, imageID: latest?.imageId ?? '', ready: false, restartCount: latest ? attemptOf(latest) : 0 };
   const lastState: ContainerState = previous && isDead(previous) ? terminatedState(previous, input.messages?.get(previous.id)) : {};
   const pending = input.waiting?.get(spec.name);
   if (!latest || (latest.state !== 'running' && !isDead(latest))) {
-    return { ...base, state: { waiting: pending ?? { reason: 'ContainerCreating' } }, lastState, started: false };
+    return { ...base, state: { waiting: pending ?? { reason: role.waitingReason } }, lastState, started: false };
   }
   const containerID = `docker://${latest.id}`;
   if (latest.state === 'running') {
     // A probe not yet run counts as its initial result: not started, not ready.
     const probed = input.probes?.get(latest.id);
     const started = spec.startupProbe ? (probed?.started ?? false) : true;
-    const ready = started && (spec.readinessProbe ? (probed?.ready ?? false) : true);
+    const ready = !role.runToCompletion && started && (spec.readinessProbe ? (probed?.ready ?? false) : true);
     return {
       ...base,
       containerID,
@@ -114,8 +127,8 @@ function containerStatus(input: StatusInput, spec: Container): ContainerStatus {
     };
   }
   const terminated = terminatedState(latest, input.messages?.get(latest.id));
-  const policy = input.manifest.spec.restartPolicy ?? 'Always';
-  if (!input.terminal && shouldRestart(policy, terminated.terminated?.exitCode ?? 0)) {
+  const exitCode = terminated.terminated?.exitCode ?? 0;
+  if (!input.terminal && !role.final && shouldRestart(role.policy, exitCode)) {
     if (pending) return { ...base, containerID, state: { waiting: pending }, lastState: terminated, started: false };
     const key = crashKey(input.pod.uid, spec.name);
     if (input.backoff.inBackoffSince(key, deathTimeMs(latest), input.nowMs)) {
@@ -124,19 +137,48 @@ function containerStatus(input: StatusInput, spec: Container): ContainerStatus {
       return { ...base, containerID, started: false, state: { waiting: { reason: 'CrashLoopBackOff', message } }, lastState: terminated };
     }
   }
-  return { ...base, containerID, started: false, state: terminated, lastState };
+  return { ...base, containerID, ready: role.runToCompletion === true && exitCode === 0, started: false, state: terminated, lastState };
+}
+
+/** Whether a container has run (running, ended, or waiting to run again): the kubelet's HasAnyRegularContainerStarted, per status. */
+function hasRun(s: ContainerStatus): boolean {
+  return s.state.running !== undefined || s.state.terminated !== undefined || (s.state.waiting !== undefined && s.lastState.terminated !== undefined);
 }
 
 /**
- * The kubelet's phase rules over container states. A terminal pod (deleted, containers
- * stopped) ends Succeeded when every container exited 0 and Failed otherwise, whatever its
- * restart policy.
+ * The kubelet's phase rules (`getPhase`) over container states. Ordinary init containers
+ * still running or not yet run keep the pod Pending, and with policy Never a failed one
+ * fails it; sidecars count as running containers once initialisation is over. A terminal
+ * pod (deleted, containers stopped) ends Succeeded when every container exited 0 and
+ * Failed otherwise, whatever its restart policy.
  */
-export function podPhase(statuses: ContainerStatus[], policy: RestartPolicy, terminal = false): PodPhase {
+export function podPhase(
+  statuses: ContainerStatus[],
+  policy: RestartPolicy,
+  terminal = false,
+  init: { statuses: ContainerStatus[]; sidecars: ReadonlySet<string> } = { statuses: [], sidecars: new Set() },
+): PodPhase {
+  let pendingInitialization = 0;
+  let failedInitialization = 0;
   let waiting = 0;
   let running = 0;
   let stopped = 0;
   let succeeded = 0;
+  for (const s of init.statuses) {
+    if (init.sidecars.has(s.name)) {
+      if (s.state.running) {
+        if (!s.started) pendingInitialization++;
+        running++;
+      } else if (s.state.waiting && !s.lastState.terminated) pendingInitialization++;
+      continue;
+    }
+    if (s.state.running) pendingInitialization++;
+    else if (s.state.terminated) {
+      if (s.state.terminated.exitCode !== 0) failedInitialization++;
+    } else if (s.lastState.terminated) {
+      if (s.lastState.terminated.exitCode !== 0) failedInitialization++;
+    } else pendingInitialization++;
+  }
   for (const s of statuses) {
     if (s.state.running) running++;
     else if (s.state.terminated) {
@@ -145,8 +187,9 @@ export function podPhase(statuses: ContainerStatus[], policy: RestartPolicy, ter
     } else if (s.state.waiting && s.lastState.terminated) stopped++;
     else waiting++;
   }
+  if (failedInitialization > 0 && policy === 'Never') return 'Failed';
   if (terminal && running === 0) return stopped > 0 && stopped === succeeded && waiting === 0 ? 'Succeeded' : 'Failed';
-  if (waiting > 0) return 'Pending';
+  if ((pendingInitialization > 0 && !statuses.some(hasRun)) || waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
   if (stopped > 0) {
     if (policy === 'Always') return 'Running';
@@ -157,14 +200,50 @@ export function podPhase(statuses: ContainerStatus[], policy: RestartPolicy, ter
   return 'Pending';
 }
 
+/**
+ * The kubelet's Initialized condition: True once a container has run, or every ordinary init
+ * container completed and every sidecar started; else False, naming the incomplete ones.
+ */
+function initializedCondition(phase: PodPhase, inits: ContainerStatus[], statuses: ContainerStatus[], sidecars: ReadonlySet<string>): PodCondition {
+  if (phase === 'Succeeded') return { type: 'Initialized', status: 'True', reason: 'PodCompleted' };
+  if (statuses.some(hasRun)) return { type: 'Initialized', status: 'True' };
+  const incomplete = inits.filter((s) => (sidecars.has(s.name) ? !s.started : s.state.terminated?.exitCode !== 0)).map((s) => s.name);
+  return incomplete.length === 0
+    ? { type: 'Initialized', status: 'True' }
+    : { type: 'Initialized', status: 'False', reason: 'ContainersNotInitialized', message: `containers with incomplete status: [${incomplete.join(' ')}]` };
+}
+
+/**
+ * Whether a pod's containers are all done for good: each one's newest run ended and its
+ * policy starts none again. Its sidecars are then stopped, as the kubelet ends such a pod.
+ */
+export function containersFinished(spec: PodManifest['spec'], observed: RuntimeContainer[]): boolean {
+  const policy = spec.restartPolicy ?? 'Always';
+  return spec.containers.every((c) => {
+    const latest = attemptsOf(observed, c.name)[0];
+    return latest !== undefined && isDead(latest) && !shouldRestart(policy, latest.exitCode ?? (latest.state === 'created' ? 128 : 0));
+  });
+}
+
 /** The pod status the agent reports, computed from what the runtime shows. */
 export function computePodStatus(input: StatusInput): PodStatus {
   const sandbox = runningSandboxes(input.observed)[0];
   const anySandbox = sandbox ?? input.observed.find((c) => c.labels[LABELS.kind] === 'sandbox');
-  const statuses = input.manifest.spec.containers.map((c) => containerStatus(input, c));
-  const phase = podPhase(statuses, input.manifest.spec.restartPolicy ?? 'Always', input.terminal);
-  const allReady = statuses.every((s) => s.ready);
-  const notReady = statuses.filter((s) => !s.ready).map((s) => s.name);
+  const spec = input.manifest.spec;
+  const policy = spec.restartPolicy ?? 'Always';
+  const initSpecs = spec.initContainers ?? [];
+  const waitingReason = initSpecs.length > 0 ? 'PodInitializing' : 'ContainerCreating';
+  const final = initSpecs.some(isSidecar) && containersFinished(spec, input.observed);
+  const sidecars = new Set(initSpecs.filter(isSidecar).map((c) => c.name));
+  const initStatuses = initSpecs.map((c) =>
+    containerStatus(input, c, { policy: containerRestartPolicy(policy, c, true), waitingReason, runToCompletion: !isSidecar(c), final }),
+  );
+  const statuses = spec.containers.map((c) => containerStatus(input, c, { policy, waitingReason }));
+  const phase = podPhase(statuses, policy, input.terminal, { statuses: initStatuses, sidecars });
+  // Sidecars count towards readiness, as in Kubernetes 1.29+.
+  const readinessOf = [...initStatuses.filter((s) => sidecars.has(s.name)), ...statuses];
+  const allReady = readinessOf.every((s) => s.ready);
+  const notReady = readinessOf.filter((s) => !s.ready).map((s) => s.name);
   const terminalReason = phase === 'Succeeded' ? 'PodCompleted' : 'PodFailed';
   const readiness = allReady
     ? { status: 'True' as const }
@@ -175,14 +254,16 @@ export function computePodStatus(input: StatusInput): PodStatus {
   return {
     phase,
     conditions: [
-      { type: 'Initialized', status: 'True' },
+      initSpecs.length > 0 ? initializedCondition(phase, initStatuses, statuses, sidecars) : { type: 'Initialized', status: 'True' },
       { type: 'ContainersReady', ...readiness },
       { type: 'Ready', ...readiness },
     ],
     hostIP: input.hostIP,
     ...(podIP ? { podIP, podIPs: [{ ip: podIP }] } : {}),
     ...(anySandbox?.createdAt ? { startTime: anySandbox.createdAt } : {}),
+    ...(initSpecs.length > 0 ? { initContainerStatuses: initStatuses } : {}),
     containerStatuses: statuses,
+    qosClass: qosClass(spec),
   };
 }
 

@@ -1,8 +1,20 @@
-import type { Container, PodManifest } from '#contracts';
+import type { Container, PodManifest, RestartPolicy } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime';
 import { crashKey, type BackoffBook } from './backoff.js';
 import { containerSpecHash } from './pod-naming.js';
-import { attemptOf, attemptsOf, computePodStatus, deathTimeMs, isDead, isLiveSandbox, runningSandboxes, shouldRestart, terminatedState } from './pod-status.js';
+import { containerRestartPolicy, isSidecar, sidecarsOf } from './init-containers.js';
+import {
+  attemptOf,
+  attemptsOf,
+  computePodStatus,
+  containersFinished,
+  deathTimeMs,
+  isDead,
+  isLiveSandbox,
+  runningSandboxes,
+  shouldRestart,
+  terminatedState,
+} from './pod-status.js';
 
 export interface PodRef {
   namespace: string;
@@ -39,8 +51,20 @@ export type Action =
       restart?: { key: string; deathMs: number; fresh?: boolean };
     }
   | { kind: 'KillContainer'; pod: DesiredPod; containerId: string; containerName: string; graceSeconds: number; reason: 'SpecChanged' }
-  /** Stops every container of the pod, app containers first, the sandbox last; `remove` removes them too. */
-  | { kind: 'KillPod'; pod: PodRef | DesiredPod; containerIds: string[]; sandboxIds: string[]; graceSeconds: number; reason: KillReason; remove: boolean }
+  /**
+   * Stops every container of the pod, app containers first, then the sidecars one by one in
+   * `sidecarIds` order (reverse of the spec), the sandbox last; `remove` removes them too.
+   */
+  | {
+      kind: 'KillPod';
+      pod: PodRef | DesiredPod;
+      containerIds: string[];
+      sidecarIds?: string[];
+      sandboxIds: string[];
+      graceSeconds: number;
+      reason: KillReason;
+      remove: boolean;
+    }
   /** The deleted pod's containers are all stopped: report its terminal status, then remove them. */
   | { kind: 'FinalizePod'; pod: DesiredPod; containerIds: string[] }
   | { kind: 'RemoveContainer'; pod: PodRef; containerId: string }
@@ -66,6 +90,8 @@ export interface PlanInput {
   startBackoff?: BackoffBook;
   /** Grace for containers of pods this node does not know (or no longer knows). */
   orphanGraceSeconds: number;
+  /** Probe results by container id: a sidecar with a startup probe lets the next init container start once it has passed. */
+  probes?: ReadonlyMap<string, { started?: boolean; ready?: boolean }>;
 }
 
 export interface Plan {
@@ -84,10 +110,19 @@ export const startKey = (uid: string, container: Container): string => `${uid}/s
 const grace = (seconds: number): number => Math.max(MINIMUM_GRACE_SECONDS, seconds);
 
 function killAll(pod: PodRef | DesiredPod, containers: RuntimeContainer[], graceSeconds: number, reason: KillReason, remove: boolean): Action {
+  // Sidecars stop after the containers they serve, the last started first (Kubernetes 1.29+).
+  const sidecars = 'manifest' in pod ? sidecarsOf(pod.manifest.spec).map((c) => c.name) : [];
+  const sidecarRank = (c: RuntimeContainer): number => sidecars.indexOf(c.labels[LABELS.containerName] ?? '');
+  const apps = containers.filter((c) => c.labels[LABELS.kind] !== 'sandbox');
+  const sidecarIds = apps
+    .filter((c) => sidecarRank(c) >= 0)
+    .sort((a, b) => sidecarRank(b) - sidecarRank(a))
+    .map((c) => c.id);
   return {
     kind: 'KillPod',
     pod,
-    containerIds: containers.filter((c) => c.labels[LABELS.kind] !== 'sandbox').map((c) => c.id),
+    containerIds: apps.filter((c) => sidecarRank(c) < 0).map((c) => c.id),
+    ...(sidecarIds.length > 0 ? { sidecarIds } : {}),
     sandboxIds: containers.filter((c) => c.labels[LABELS.kind] === 'sandbox').map((c) => c.id),
     graceSeconds: grace(graceSeconds),
     reason,
@@ -182,7 +217,9 @@ export function planReconcile(input: PlanInput): Plan {
     const finished = computePodStatus({ pod, manifest: pod.manifest, observed, hostIP: '', nowMs: input.nowMs, backoff: input.backoff }).phase;
     if (finished === 'Succeeded' || finished === 'Failed') {
       // Nothing runs and nothing will restart: the kubelet stops the sandbox, keeping the containers for their status and logs.
-      actions.push(killAll(pod, sandboxes, podGrace, 'PodCompleted', false));
+      // (A sidecar still running after an init container failed under policy Never stops with it.)
+      const running = observed.filter((c) => c.labels[LABELS.kind] === 'container' && c.state === 'running');
+      actions.push(killAll(pod, [...running, ...sandboxes], podGrace, 'PodCompleted', false));
       continue;
     }
     // A second running sandbox is stopped with whatever joined it (those restart by policy
@@ -191,15 +228,16 @@ export function planReconcile(input: PlanInput): Plan {
       const joined = observed.filter((c) => c.labels[LABELS.kind] === 'container' && c.state === 'running' && c.networkOf === extra.id);
       actions.push(killAll(pod, [...joined, extra], podGrace, 'ExtraSandbox', false));
     }
-    for (const container of pod.manifest.spec.containers) {
+    /** Plans one container by the policy it lives by; returns its newest run (after this pass's plan, as far as known). */
+    const planContainer = (container: Container, policy: RestartPolicy): RuntimeContainer | undefined => {
       // The last create or start failed: nothing is tried (and no engine call made) until its back-off ends.
       const failedStart = startKey(pod.uid, container);
-      if (input.startBackoff?.inBackoffSinceUpdate(failedStart, input.nowMs)) {
-        wake(input.startBackoff.updatedUntil(failedStart));
-        continue;
-      }
       const attempts = attemptsOf(observed, container.name);
       const latest = attempts[0];
+      if (input.startBackoff?.inBackoffSinceUpdate(failedStart, input.nowMs)) {
+        wake(input.startBackoff.updatedUntil(failedStart));
+        return latest;
+      }
       // Keep the newest dead run for `logs --previous`; remove older ones.
       const keepDead = latest && isDead(latest) ? 0 : 1;
       attempts
@@ -208,7 +246,7 @@ export function planReconcile(input: PlanInput): Plan {
         .forEach((c) => actions.push({ kind: 'RemoveContainer', pod, containerId: c.id }));
       if (!latest || (latest.state === 'created' && !isDead(latest))) {
         actions.push({ kind: 'StartContainer', pod, container, attempt: latest ? attemptOf(latest) : 0, sandboxId: sandbox.id });
-        continue;
+        return latest;
       }
       if (latest.state === 'running') {
         // A changed spec restarts a running container at once, whatever the policy: kill, then start the new spec.
@@ -223,22 +261,53 @@ export function planReconcile(input: PlanInput): Plan {
           });
           actions.push({ kind: 'StartContainer', pod, container, attempt: attemptOf(latest) + 1, sandboxId: sandbox.id });
         }
-        continue;
+        return latest;
       }
-      if (!isDead(latest)) continue;
-      if (!shouldRestart(policy, terminatedState(latest).terminated?.exitCode ?? 0)) continue;
+      if (!isDead(latest)) return latest;
+      if (!shouldRestart(policy, terminatedState(latest).terminated?.exitCode ?? 0)) return latest;
       const key = crashKey(pod.uid, container.name);
       const deathMs = deathTimeMs(latest);
       if (latest.labels[LABELS.specHash] !== containerSpecHash(container)) {
         actions.push({ kind: 'StartContainer', pod, container, attempt: attemptOf(latest) + 1, sandboxId: sandbox.id, restart: { key, deathMs, fresh: true } });
-        continue;
+        return latest;
       }
       if (input.backoff.inBackoffSince(key, deathMs, input.nowMs)) {
         wake(input.backoff.until(key, deathMs));
-        continue;
+        return latest;
       }
       actions.push({ kind: 'StartContainer', pod, container, attempt: attemptOf(latest) + 1, sandboxId: sandbox.id, restart: { key, deathMs } });
+      return latest;
+    };
+
+    const inits = pod.manifest.spec.initContainers ?? [];
+    // Initialised once any container has run (so a restarted agent never runs completed init
+    // containers again); until then the init containers go in order, each to completion (a
+    // sidecar until it has started), the next only after the one before.
+    let initialized = pod.manifest.spec.containers.some((c) => attemptsOf(observed, c.name).length > 0);
+    if (!initialized) {
+      initialized = true;
+      for (const init of inits) {
+        const latest = planContainer(init, containerRestartPolicy(policy, init, true));
+        const done = isSidecar(init)
+          ? latest?.state === 'running' &&
+            latest.labels[LABELS.specHash] === containerSpecHash(init) &&
+            (!init.startupProbe || input.probes?.get(latest.id)?.started === true)
+          : latest !== undefined && isDead(latest) && latest.state === 'exited' && latest.exitCode === 0;
+        if (!done) {
+          initialized = false;
+          break;
+        }
+      }
+    } else if (containersFinished(pod.manifest.spec, observed)) {
+      // The containers are done for good: the sidecars stop (in reverse order), then the sandbox, as the pod ends.
+      const running = sidecarsOf(pod.manifest.spec).flatMap((c) => attemptsOf(observed, c.name).filter((r) => r.state === 'running'));
+      if (running.length > 0) actions.push(killAll(pod, running, podGrace, 'PodCompleted', false));
+      continue;
+    } else {
+      for (const sidecar of sidecarsOf(pod.manifest.spec)) planContainer(sidecar, 'Always');
     }
+    if (!initialized) continue;
+    for (const container of pod.manifest.spec.containers) planContainer(container, policy);
   }
   return wakeAtMs === undefined ? { actions } : { actions, wakeAtMs };
 }

@@ -86,21 +86,38 @@ function podFacts(spec: PodSpec): PodFacts {
   return facts;
 }
 
-/** What the pod requests: the sum over its containers. */
+/** What the pod requests: the sum over its containers, init containers counted as Kubernetes counts them. */
 export function podRequests(spec: PodSpec): Resources {
   return podFacts(spec).requests;
 }
 
+/**
+ * Kubernetes' PodRequests over per-container requests: the containers and sidecars together,
+ * or the largest init container with the sidecars started before it, whichever is more.
+ */
+function effectiveRequests(spec: PodSpec, of: (c: PodSpec['containers'][number]) => Resources): Resources {
+  const add = (a: Resources, b: Resources): Resources => ({ milliCPU: a.milliCPU + b.milliCPU, memory: a.memory + b.memory });
+  const max = (a: Resources, b: Resources): Resources => ({ milliCPU: Math.max(a.milliCPU, b.milliCPU), memory: Math.max(a.memory, b.memory) });
+  let total = spec.containers.map(of).reduce(add, { milliCPU: 0, memory: 0 });
+  let sidecars: Resources = { milliCPU: 0, memory: 0 };
+  let init: Resources = { milliCPU: 0, memory: 0 };
+  for (const c of spec.initContainers ?? []) {
+    const own = of(c);
+    if (c.restartPolicy === 'Always') {
+      total = add(total, own);
+      sidecars = add(sidecars, own);
+      init = max(init, sidecars);
+    } else init = max(init, add(own, sidecars));
+  }
+  return max(total, init);
+}
+
 function sumRequests(spec: PodSpec): Resources {
-  let milliCPU = 0;
-  let memory = 0;
-  for (const c of spec.containers) {
+  return effectiveRequests(spec, (c) => {
     const cpu = containerRequest(c, 'cpu');
     const mem = containerRequest(c, 'memory');
-    if (cpu !== undefined) milliCPU += cpuMillis(cpu);
-    if (mem !== undefined) memory += memoryBytes(mem);
-  }
-  return { milliCPU, memory };
+    return { milliCPU: cpu === undefined ? 0 : cpuMillis(cpu), memory: mem === undefined ? 0 : memoryBytes(mem) };
+  });
 }
 
 /** The pod's requests with kube-scheduler's stand-ins for a missing (or zero) cpu or memory request. */
@@ -109,15 +126,14 @@ export function podNonZeroRequests(spec: PodSpec): Resources {
 }
 
 function sumNonZeroRequests(spec: PodSpec): Resources {
-  let milliCPU = 0;
-  let memory = 0;
-  for (const c of spec.containers) {
+  return effectiveRequests(spec, (c) => {
     const cpu = containerRequest(c, 'cpu');
     const mem = containerRequest(c, 'memory');
-    milliCPU += cpu === undefined || cpuMillis(cpu) === 0 ? DEFAULT_MILLI_CPU_REQUEST : cpuMillis(cpu);
-    memory += mem === undefined || memoryBytes(mem) === 0 ? DEFAULT_MEMORY_REQUEST : memoryBytes(mem);
-  }
-  return { milliCPU, memory };
+    return {
+      milliCPU: cpu === undefined || cpuMillis(cpu) === 0 ? DEFAULT_MILLI_CPU_REQUEST : cpuMillis(cpu),
+      memory: mem === undefined || memoryBytes(mem) === 0 ? DEFAULT_MEMORY_REQUEST : memoryBytes(mem),
+    };
+  });
 }
 
 /** The host ports the pod asks for, as `<protocol>/<port>` (every host IP counts as 0.0.0.0). */

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { Container } from '#contracts';
-import { BackoffBook, computePodStatus, isDead, planReconcile, runtimeDownStatus, type Action, type DesiredPod } from '#domain';
+import { BackoffBook, computePodStatus, isDead, planReconcile, podContainers, runtimeDownStatus, type Action, type DesiredPod } from '#domain';
 import { podRef } from '#observability';
 import { CoalescingQueue } from '#workqueue';
 import { LABELS, type ContainerRuntime, type RuntimeContainer } from '#runtime';
@@ -118,7 +118,15 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     const nowMs = Date.now();
     this.backoff.gc(nowMs);
     this.executor.startBackoff.gc(nowMs);
-    const plan = planReconcile({ desired, observed, nowMs, backoff: this.backoff, startBackoff: this.executor.startBackoff, orphanGraceSeconds: 30 });
+    const plan = planReconcile({
+      desired,
+      observed,
+      nowMs,
+      backoff: this.backoff,
+      startBackoff: this.executor.startBackoff,
+      orphanGraceSeconds: 30,
+      probes: this.prober.results(),
+    });
 
     const byPod = new Map<string, Action[]>();
     for (const action of plan.actions) {
@@ -142,7 +150,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     }
 
     this.prober.sync(desired, byUid);
-    const specs = new Map<string, Container>(desired.flatMap((p) => p.manifest.spec.containers.map((c) => [`${p.uid}/${c.name}`, c] as const)));
+    const specs = new Map<string, Container>(desired.flatMap((p) => podContainers(p.manifest.spec).map((c) => [`${p.uid}/${c.name}`, c] as const)));
     const dead = observed.filter((c) => c.labels[LABELS.kind] === 'container' && isDead(c));
     await this.messages.collect(specs, dead).catch((error: unknown) => this.logger.warn(`termination messages not read: ${(error as Error).message}`));
     await this.reportStatuses(desired, byUid, nowMs);
@@ -215,7 +223,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       nowMs: Date.now(),
       backoff: this.backoff,
       terminal: true,
-      messages: await this.messages.collect(new Map(pod.manifest.spec.containers.map((c) => [`${pod.uid}/${c.name}`, c])), observed.filter(isDead)),
+      messages: await this.messages.collect(new Map(podContainers(pod.manifest.spec).map((c) => [`${pod.uid}/${c.name}`, c])), observed.filter(isDead)),
     });
     await this.status.report(pod, status);
     await this.executor.removeAll(pod, ids);
@@ -256,8 +264,9 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
             probes: this.prober.results(),
             messages: this.messages.known(),
           });
-          for (const s of status.containerStatuses ?? []) {
-            const before = this.status.previous(pod.uid)?.containerStatuses?.find((p) => p.name === s.name);
+          const previous = this.status.previous(pod.uid);
+          for (const s of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
+            const before = [...(previous?.initContainerStatuses ?? []), ...(previous?.containerStatuses ?? [])].find((p) => p.name === s.name);
             if (s.state.waiting?.reason === 'CrashLoopBackOff' && before?.state.waiting?.reason !== 'CrashLoopBackOff') {
               this.events.warning(pod, 'BackOff', `Back-off restarting failed container ${s.name} in pod ${pod.name}_${pod.namespace}(${pod.uid})`, s.name);
             }

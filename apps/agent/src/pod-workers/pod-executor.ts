@@ -13,6 +13,7 @@ import {
   isValidImageReference,
   MINIMUM_GRACE_SECONDS,
   memoryBytes,
+  podContainers,
   pullKey,
   runningSandboxes,
   sandboxName,
@@ -97,7 +98,7 @@ export class PodExecutor {
    * grace period, then SIGTERM and SIGKILL with what is left of the grace (at least 2 s).
    */
   async stopContainer(pod: PodRef | DesiredPod, containerName: string | undefined, id: string, graceSeconds: number): Promise<void> {
-    const spec = 'manifest' in pod ? pod.manifest.spec.containers.find((c) => c.name === containerName) : undefined;
+    const spec = 'manifest' in pod ? podContainers(pod.manifest.spec).find((c) => c.name === containerName) : undefined;
     const preStop = spec?.lifecycle?.preStop;
     let remaining = graceSeconds;
     if (spec && preStop) {
@@ -119,16 +120,18 @@ export class PodExecutor {
   private async killPod(action: Extract<Action, { kind: 'KillPod' }>): Promise<void> {
     this.logger.log(`killing ${podRef(action.pod)} (${action.reason}, grace ${action.graceSeconds}s)`);
     if (action.reason === 'Deleted') this.events.normal(action.pod, 'Killing', 'Stopping pod');
-    const hooks = 'manifest' in action.pod && action.pod.manifest.spec.containers.some((c) => c.lifecycle?.preStop);
-    await Promise.all(
-      action.containerIds.map(async (id) => {
-        // Only a pod with preStop hooks needs to know which container an id is.
-        const name = hooks ? (await this.runtime.inspectContainer(id))?.labels[LABELS.containerName] : undefined;
-        await this.stopContainer(action.pod, name, id, action.graceSeconds);
-      }),
-    );
+    const hooks = 'manifest' in action.pod && podContainers(action.pod.manifest.spec).some((c) => c.lifecycle?.preStop);
+    const stop = async (id: string, graceSeconds: number): Promise<void> => {
+      // Only a pod with preStop hooks needs to know which container an id is.
+      const name = hooks ? (await this.runtime.inspectContainer(id))?.labels[LABELS.containerName] : undefined;
+      await this.stopContainer(action.pod, name, id, graceSeconds);
+    };
+    const deadline = performance.now() + action.graceSeconds * 1000;
+    await Promise.all(action.containerIds.map((id) => stop(id, action.graceSeconds)));
+    // Sidecars one by one once the containers they serve are down, in what is left of the grace (at least 2 s each).
+    for (const id of action.sidecarIds ?? []) await stop(id, Math.max(MINIMUM_GRACE_SECONDS, Math.round((deadline - performance.now()) / 1000)));
     await Promise.all(action.sandboxIds.map((id) => this.runtime.stopContainer(id, action.graceSeconds)));
-    if (action.remove) await this.removeAll(action.pod, [...action.containerIds, ...action.sandboxIds]);
+    if (action.remove) await this.removeAll(action.pod, [...action.containerIds, ...(action.sidecarIds ?? []), ...action.sandboxIds]);
   }
 
   /** Removes a pod's containers, as many as the engine lets go of; what it refuses is tried again by a later pass. */
@@ -170,7 +173,7 @@ export class PodExecutor {
       image,
       hostname: pod.name.slice(0, 63),
       labels: { ...this.podLabels(pod), [LABELS.kind]: 'sandbox', [LABELS.restartCount]: String(attempt) },
-      portMappings: pod.manifest.spec.containers.flatMap((c) =>
+      portMappings: podContainers(pod.manifest.spec).flatMap((c) =>
         (c.ports ?? [])
           .filter((p) => p.hostPort !== undefined)
           .map((p) => ({

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Container, Probe } from '#contracts';
-import { containerSpecHash, ProbeTracker, runningSandboxes, type DesiredPod, type ProbeType } from '#domain';
+import { containerSpecHash, podContainers, ProbeTracker, runningSandboxes, type DesiredPod, type ProbeType } from '#domain';
 import { podRef } from '#observability';
 import { LABELS, type RuntimeContainer } from '#runtime';
 import { agentMetrics } from '../agent.metrics.js';
@@ -125,7 +125,7 @@ export class ProberService implements OnModuleDestroy {
       for (const c of observed) {
         if (c.labels[LABELS.kind] !== 'container' || c.state !== 'running') continue;
         running.add(c.id);
-        const spec = pod.manifest.spec.containers.find((s) => s.name === c.labels[LABELS.containerName]);
+        const spec = podContainers(pod.manifest.spec).find((s) => s.name === c.labels[LABELS.containerName]);
         // A container of an outdated spec is about to be replaced; its probes are the old spec's.
         if (!spec || c.labels[LABELS.specHash] !== containerSpecHash(spec)) continue;
         for (const { type, field, title } of TYPES) {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { PodStreamRequest } from '#contracts';
-import { runningContainerId, type DesiredPod } from '#domain';
+import { podContainers, runningContainerId, type DesiredPod } from '#domain';
 import type { ContainerRuntime, ProcessStream } from '#runtime';
 import { RUNTIME } from '../agent.constants.js';
 import { DesiredStateService } from '../config/desired-state.service.js';
@@ -25,13 +25,15 @@ export class ContainerStreams {
     const pod = this.find(request);
     if (!pod) throw new StreamRequestError(404, 'NotFound', `pods "${request.name}" not found`);
     const name = request.container ?? pod.manifest.spec.containers[0]?.name ?? '';
-    if (!pod.manifest.spec.containers.some((c) => c.name === name)) {
+    if (!podContainers(pod.manifest.spec).some((c) => c.name === name)) {
       throw new StreamRequestError(400, 'BadRequest', `container ${name} is not valid for pod ${request.name}`);
     }
     const id = runningContainerId(
       request.name,
       name,
-      this.status.previous(pod.uid)?.containerStatuses?.find((s) => s.name === name),
+      [...(this.status.previous(pod.uid)?.initContainerStatuses ?? []), ...(this.status.previous(pod.uid)?.containerStatuses ?? [])].find(
+        (s) => s.name === name,
+      ),
     );
     if (!id.ok) throw new StreamRequestError(400, 'BadRequest', id.message);
     const options = { stdin: request.stdin ?? false, stdout: request.stdout ?? false, stderr: request.stderr ?? false, tty: request.tty ?? false };

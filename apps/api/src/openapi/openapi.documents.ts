@@ -56,7 +56,9 @@ function handWrittenSchemas(): Record<string, Schema> {
       podIP: { type: 'string' },
       podIPs: { type: 'array', items: looseObject('An IP address of the pod.', { ip: { type: 'string' } }) },
       startTime: { type: 'string', format: 'date-time' },
+      initContainerStatuses: { type: 'array', items: looseObject('The status of one init container (sidecars included).') },
       containerStatuses: { type: 'array', items: looseObject('The status of one container.') },
+      qosClass: { type: 'string', enum: ['Guaranteed', 'Burstable', 'BestEffort'] },
       reason: { type: 'string' },
       message: { type: 'string' },
     }),
@@ -89,7 +91,11 @@ function handWrittenSchemas(): Record<string, Schema> {
       properties: {
         ...(kindSchema('Secret', '').properties as Record<string, Schema>),
         data: { type: 'object', additionalProperties: { type: 'string', format: 'byte' }, description: 'Data contains the secret data, base64 encoded.' },
-        stringData: { type: 'object', additionalProperties: { type: 'string' }, description: 'stringData allows specifying non-binary secret data in string form. Write-only.' },
+        stringData: {
+          type: 'object',
+          additionalProperties: { type: 'string' },
+          description: 'stringData allows specifying non-binary secret data in string form. Write-only.',
+        },
         type: { type: 'string', description: 'Used to facilitate programmatic handling of secret data.' },
         immutable: { type: 'boolean', description: 'Immutable, if set to true, ensures that data stored in the Secret cannot be updated.' },
       },

@@ -52,6 +52,7 @@ export class PodLogsService implements OnModuleDestroy {
       name,
       record.manifest.spec.containers.map((c) => c.name),
       options.container,
+      (record.manifest.spec.initContainers ?? []).map((c) => c.name),
     );
     if (!container.ok) throw KubeStatusException.badRequest(container.message);
     const waitingToStart = KubeStatusException.badRequest(`container "${container.value}" in pod "${name}" is waiting to start: ContainerCreating`);

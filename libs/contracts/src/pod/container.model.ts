@@ -68,7 +68,9 @@ export class ResourceFieldSelector {
   /** A quantity: 1 (the default), 1m, 1Ki, 1Mi... */
   @IsOptional()
   @IsString()
-  @Matches(/^(0|1|1m|1k|1M|1G|1T|1P|1E|1Ki|1Mi|1Gi|1Ti|1Pi|1Ei)$/, { message: 'Invalid value: divisor must be one of 0 (the same as 1), 1, 1m, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei' })
+  @Matches(/^(0|1|1m|1k|1M|1G|1T|1P|1E|1Ki|1Mi|1Gi|1Ti|1Pi|1Ei)$/, {
+    message: 'Invalid value: divisor must be one of 0 (the same as 1), 1, 1m, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei',
+  })
   divisor?: string;
 }
 
@@ -277,6 +279,11 @@ export class Container {
   @IsOptional()
   @IsIn(['File', 'FallbackToLogsOnError'])
   terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
+
+  /** Only on an init container, and only `Always`: the init container is a sidecar (Kubernetes 1.29+). */
+  @IsOptional()
+  @IsIn(['Always'])
+  restartPolicy?: 'Always';
 
   /** Container security settings; only an empty one, which changes nothing. */
   @IsOptional()

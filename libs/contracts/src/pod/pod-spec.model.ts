@@ -28,6 +28,17 @@ export class PodSpec {
   @Type(() => Container)
   containers: Container[];
 
+  /**
+   * Run in order, each to success, before the containers start, in the pod's sandbox. One with
+   * `restartPolicy: Always` is a sidecar: started in order, then kept running beside the containers.
+   */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_CONTAINERS, { message: `initContainers must hold at most ${MAX_CONTAINERS} containers` })
+  @ValidateNested({ each: true })
+  @Type(() => Container)
+  initContainers?: Container[];
+
   /** Defaults to Always. */
   @IsOptional()
   @IsIn(RESTART_POLICIES)

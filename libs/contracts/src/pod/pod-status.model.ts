@@ -46,6 +46,9 @@ export interface ContainerStatus {
   started?: boolean;
 }
 
+/** Kubernetes' quality of service classes, from the containers' requests and limits. */
+export type PodQOSClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
+
 export interface PodStatus {
   phase: PodPhase;
   conditions?: PodCondition[];
@@ -55,5 +58,8 @@ export interface PodStatus {
   podIP?: string;
   podIPs?: Array<{ ip: string }>;
   startTime?: string;
+  /** The init containers' statuses (sidecars included), in spec order. */
+  initContainerStatuses?: ContainerStatus[];
   containerStatuses?: ContainerStatus[];
+  qosClass?: PodQOSClass;
 }
