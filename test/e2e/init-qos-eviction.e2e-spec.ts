@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Container, Pod, RestartPolicy } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
+import { waitFor } from '../harness/processes.js';
 
 const BUSYBOX = 'jetlet/busybox:1.35';
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
@@ -83,6 +84,8 @@ describe('pods as the kubelet runs them: init containers, sidecars, QoS, evictio
     // An agent restart rebuilds from Docker and the stream: completed init containers stay completed.
     await cluster.agents.get(node)!.process.stop();
     await cluster.startAgent(node);
+    // Its HTTP server opens after the desired state is rebuilt.
+    await waitFor('the restarted agent to serve', async () => (await fetch(`${cluster.agentUrl(node)}/healthz`).catch(() => undefined)) !== undefined, 30_000);
     await cluster.waitForPasses(node, 3);
     const again = await cluster.waitForPod('default', 'ordered', 'to be reported by the new agent', (p) => appStatus(p, 'app')?.state.running !== undefined);
     for (const name of ['first', 'second']) {
