@@ -1,7 +1,18 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Pod } from '#contracts';
+import { NestFactory } from '@nestjs/core';
+import type { INestApplication } from '@nestjs/common';
+import { JetStreamServer } from '#bus';
+import { loadConfig, type Pod } from '#contracts';
 import { isFakePodIP } from '#runtime';
+import { AgentConfig } from '../../apps/agent/src/agent.config.js';
+import { AgentModule } from '../../apps/agent/src/agent.module.js';
+import { parsePrometheusText, type Exposition } from '../harness/prometheus.js';
 import { Cluster, uniqueName } from '../harness/cluster.js';
 import { HOLLOW_READY, spawnHollow } from '../harness/hollow.js';
 import { waitFor, type ManagedProcess } from '../harness/processes.js';
@@ -101,5 +112,59 @@ describe('hollow nodes', () => {
     const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000))]);
     assert.equal(code, 0, `exit after SIGTERM: ${code}\n${sut.tail()}`);
     assert.ok(performance.now() - started < 10_000);
+  });
+
+  it('keeps metrics and PLEG health per agent with two agents in one process', async () => {
+    const agents: Array<{ node: string; app: INestApplication; rootDir: string }> = [];
+    const metricsOf = async (app: INestApplication): Promise<Exposition> => {
+      const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
+      return parsePrometheusText(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+    };
+    const value = (exposition: Exposition, name: string, labels: Record<string, string> = {}): number | undefined =>
+      exposition.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+    try {
+      for (const [i, node] of [`${prefix}-own-a`, `${prefix}-own-b`].entries()) {
+        const rootDir = mkdtempSync(join(tmpdir(), `jetlet-${node}-`));
+        const env = { NATS_URL: cluster.nats.url, NODE_NAME: node, RUNTIME: 'fake', AGENT_ROOT_DIR: rootDir, HEARTBEAT_SECONDS: '1', RESYNC_SECONDS: '2' };
+        const app = await NestFactory.create(AgentModule.forConfig(loadConfig(AgentConfig, env), 100 + i), { logger: ['error', 'warn'] });
+        agents.push({ node, app, rootDir });
+        app.connectMicroservice({ strategy: app.get(JetStreamServer) });
+        await app.init();
+        await app.startAllMicroservices();
+        await app.listen(0, '127.0.0.1');
+      }
+      const [a, b] = agents as [(typeof agents)[0], (typeof agents)[0]];
+      await cluster.createPod(NS, {
+        metadata: { name: 'own-metrics' },
+        spec: { nodeName: a.node, terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }] },
+      });
+      await cluster.waitForPod(NS, 'own-metrics', 'Running', running);
+      // Both agents keep passing (RESYNC_SECONDS=2): with one process-wide gauge their last writes would overwrite each other.
+      const [ma, mb] = await waitFor(
+        "a's pass counted on a only",
+        async () => {
+          const pair = [await metricsOf(a.app), await metricsOf(b.app)] as const;
+          return value(pair[0], 'kubelet_running_pods') === 1 ? pair : undefined;
+        },
+        30_000,
+        250,
+      );
+      assert.equal(value(mb, 'kubelet_running_pods'), 0, "b runs no pod: a's gauge is not b's");
+      assert.ok((value(ma, 'jetlet_reconcile_actions_total', { kind: 'StartContainer' }) ?? 0) >= 1, 'a started the container');
+      assert.equal(value(mb, 'jetlet_reconcile_actions_total', { kind: 'StartContainer' }), undefined, 'b started nothing');
+      assert.ok((value(ma, 'kubelet_pod_start_duration_seconds_count') ?? 0) >= 1, "a recorded the pod's start");
+      assert.equal(value(mb, 'kubelet_pod_start_duration_seconds_count'), 0, 'b recorded no start');
+      // An event stream counts as connected once it has stayed open a second; each agent's PLEG sets its own gauge.
+      for (const agent of agents)
+        await waitFor(
+          `${agent.node}'s event stream connected`,
+          async () => value(await metricsOf(agent.app), 'jetlet_runtime_event_stream_connected') === 1,
+          30_000,
+          250,
+        );
+    } finally {
+      await Promise.allSettled(agents.map(({ app }) => app.close()));
+      for (const { rootDir } of agents) rmSync(rootDir, { recursive: true, force: true });
+    }
   });
 });

@@ -4,6 +4,7 @@ import { BusModule } from '#bus';
 import { DockerRuntime, FakeRuntime, type ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from './agent.constants.js';
 import { AgentConfig } from './agent.config.js';
+import { AgentMetrics } from './agent.metrics.js';
 import { AssignmentsController } from './config/assignments.controller.js';
 import { DesiredStateService } from './config/desired-state.service.js';
 import { EventRecorder } from './events/event-recorder.service.js';
@@ -19,6 +20,7 @@ import { LogsController } from './logs/logs.controller.js';
 import { MirrorControlController } from './config/mirror-control.controller.js';
 import { PodStartTracker } from './status/pod-start-tracker.js';
 import { NodeService } from './node/node.service.js';
+import { PlegHealth } from './pleg/pleg-health.js';
 import { PlegService } from './pleg/pleg.service.js';
 import { PodExecutor } from './pod-workers/pod-executor.js';
 import { ReconcilerService } from './kubelet/reconciler.service.js';
@@ -58,6 +60,9 @@ export class AgentModule {
       providers: [
         { provide: AGENT_CONFIG, useValue: config },
         { provide: RUNTIME, useFactory: () => createRuntime(config, nodeIndex) },
+        // Per agent, not per process: hollow nodes run many agents side by side.
+        { provide: AgentMetrics, useFactory: () => new AgentMetrics() },
+        { provide: PlegHealth, useFactory: (metrics: AgentMetrics) => new PlegHealth(metrics), inject: [AgentMetrics] },
         DesiredStateService,
         NodeService,
         StatusReporter,
@@ -71,7 +76,11 @@ export class AgentModule {
         ConfigSource,
         ReconcilerService,
         PlegService,
-        { provide: PodStartTracker, useFactory: () => new PodStartTracker() },
+        {
+          provide: PodStartTracker,
+          useFactory: (metrics: AgentMetrics) => new PodStartTracker((s) => metrics.podStartDuration.observe(s)),
+          inject: [AgentMetrics],
+        },
         ContainerLogs,
         LogResponder,
         ContainerStreams,

@@ -13,8 +13,8 @@ import { TerminationMessages } from '../lifecycle/termination-messages.js';
 import { ProberService } from '../prober/prober.service.js';
 import { NodeService } from '../node/node.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
-import { agentMetrics } from '../agent.metrics.js';
-import { plegHealth, relist } from '../pleg/pleg-health.js';
+import { AgentMetrics } from '../agent.metrics.js';
+import { PlegHealth } from '../pleg/pleg-health.js';
 import { PodExecutor } from '../pod-workers/pod-executor.js';
 
 function groupByUid(observed: RuntimeContainer[]): Map<string, RuntimeContainer[]> {
@@ -58,10 +58,12 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     private readonly prober: ProberService,
     private readonly messages: TerminationMessages,
     private readonly admission: PodAdmission,
+    private readonly metrics: AgentMetrics,
+    private readonly pleg: PlegHealth,
   ) {
     this.passes = new CoalescingQueue(
       async () => {
-        const end = agentMetrics.reconcileDuration.startTimer();
+        const end = this.metrics.reconcileDuration.startTimer();
         try {
           await this.pass();
         } finally {
@@ -107,7 +109,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   private async pass(): Promise<void> {
     let observed: RuntimeContainer[];
     try {
-      observed = await relist(() => this.runtime.listContainers({ [LABELS.node]: this.config.NODE_NAME }));
+      observed = await this.pleg.relist(() => this.runtime.listContainers({ [LABELS.node]: this.config.NODE_NAME }));
     } catch (error) {
       await this.reportRuntimeDown();
       throw error;
@@ -155,16 +157,16 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     await this.messages.collect(specs, dead).catch((error: unknown) => this.logger.warn(`termination messages not read: ${(error as Error).message}`));
     await this.reportStatuses(desired, byUid, nowMs);
     if (plan.wakeAtMs !== undefined) this.wakeAt(plan.wakeAtMs);
-    agentMetrics.runningPods.set(
+    this.metrics.runningPods.set(
       desired.filter((p) => !p.terminating && byUid.get(p.uid)?.some((c) => c.labels[LABELS.kind] === 'sandbox' && c.state === 'running')).length,
     );
-    agentMetrics.runningContainers.set(observed.filter((c) => c.state === 'running' && c.labels[LABELS.kind] === 'container').length);
+    this.metrics.runningContainers.set(observed.filter((c) => c.state === 'running' && c.labels[LABELS.kind] === 'container').length);
     this.lastPassMs = Date.now();
   }
 
   private async runWorker(actions: Action[]): Promise<void> {
     for (const action of actions) {
-      agentMetrics.actions.inc({ kind: action.kind });
+      this.metrics.actions.inc({ kind: action.kind });
       try {
         switch (action.kind) {
           case 'ReportRemoved':
@@ -235,7 +237,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
    * containers reports the truth again.
    */
   private async reportRuntimeDown(): Promise<void> {
-    const why = plegHealth.runtimeDown();
+    const why = this.pleg.runtimeDown();
     if (why === undefined) return;
     const nowIso = new Date().toISOString();
     for (const pod of this.desired.list()) {

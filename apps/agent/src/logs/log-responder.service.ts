@@ -4,7 +4,7 @@ import { Observable } from 'rxjs';
 import type { RawMessage } from '#bus';
 import { ContractValidationError, LogRequest, parseContract, type LogStreamControl } from '#contracts';
 import { podRef } from '#observability';
-import { agentMetrics } from '../agent.metrics.js';
+import { AgentMetrics } from '../agent.metrics.js';
 import { ContainerLogs } from './container-logs.service.js';
 import { LogRequestError } from './log-request.error.js';
 import { LogSession, type LogSessionMessage } from './log-session.js';
@@ -33,7 +33,10 @@ export class LogResponder implements OnModuleDestroy {
   private readonly sessions = new Map<string, LogSession>();
   private readonly serving = new Set<Promise<void>>();
 
-  constructor(private readonly logs: ContainerLogs) {}
+  constructor(
+    private readonly logs: ContainerLogs,
+    private readonly metrics: AgentMetrics,
+  ) {}
 
   async onModuleDestroy(): Promise<void> {
     for (const session of this.sessions.values()) session.stop('stopped');
@@ -75,7 +78,7 @@ export class LogResponder implements OnModuleDestroy {
     }
     const session = new LogSession((message) => answer(streamId, message));
     this.sessions.set(streamId, session);
-    agentMetrics.logStreams.inc({ via: 'nats' });
+    this.metrics.logStreams.inc({ via: 'nats' });
     try {
       const result = await session.run((signal) => this.logs.stream(containerId, request, signal));
       const what = `log stream ${streamId} of ${podRef(request)} container ${containerId.slice(0, 12)}${request.follow ? ' (follow)' : ''}`;
@@ -83,7 +86,7 @@ export class LogResponder implements OnModuleDestroy {
       else this.logger.debug(`${what} ${result.outcome} after ${result.chunks} chunk(s)`);
     } finally {
       this.sessions.delete(streamId);
-      agentMetrics.logStreams.dec({ via: 'nats' });
+      this.metrics.logStreams.dec({ via: 'nats' });
     }
   }
 

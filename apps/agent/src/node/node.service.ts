@@ -7,7 +7,7 @@ import type { ContainerRuntime, RuntimeInfo } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { DesiredStateService } from '../config/desired-state.service.js';
-import { plegHealth } from '../pleg/pleg-health.js';
+import { PlegHealth } from '../pleg/pleg-health.js';
 import { allocatableFrom, parseNodeLabels, parseTaints, pressureConditions, readyCondition, takeReadings } from './node-conditions.js';
 import { describeNode, detectNodeIP } from './node-info.js';
 
@@ -39,6 +39,7 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(BUS) private readonly bus: Bus,
     @Inject(RUNTIME) private readonly runtime: ContainerRuntime,
     private readonly desired: DesiredStateService,
+    private readonly pleg: PlegHealth,
   ) {
     this.nodeIP = config.NODE_IP ?? detectNodeIP();
   }
@@ -103,7 +104,7 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Ready=False while the container runtime is down; a change goes out with the next heartbeat. */
   private ready(): ReturnType<typeof readyCondition> {
-    const down = this.config.RUNTIME === 'fake' ? undefined : plegHealth.runtimeDown();
+    const down = this.config.RUNTIME === 'fake' ? undefined : this.pleg.runtimeDown();
     if ((down !== undefined) !== this.runtimeDown) {
       this.runtimeDown = down !== undefined;
       if (down !== undefined) this.logger.warn(`node ${this.config.NODE_NAME} is NotReady: container runtime is down: ${down}`);

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { AgentMetrics } from '../agent.metrics.js';
 import { PlegHealth, plegProblem, RUNTIME_DOWN_GRACE_MS, runtimeDownReason, type PlegState } from './pleg-health.js';
 
 const T0 = 1_700_000_000_000;
@@ -32,7 +33,7 @@ describe('plegProblem', () => {
 describe('PlegHealth', () => {
   it('records relists and event stream changes on its clock', async () => {
     let now = T0;
-    const sut = new PlegHealth(() => now);
+    const sut = new PlegHealth(new AgentMetrics(), () => now);
     now += 1000;
     assert.equal(await sut.relist(async () => 'listed'), 'listed');
     assert.equal(sut.snapshot().lastRelistMs, T0 + 1000);
@@ -56,6 +57,27 @@ describe('PlegHealth', () => {
     await sut.relist(async () => undefined);
     sut.eventStreamUp();
     assert.equal(sut.problem(), undefined);
+  });
+
+  it('keeps the health and metrics of two agents in one process apart', async () => {
+    let now = T0;
+    const [metricsA, metricsB] = [new AgentMetrics(), new AgentMetrics()];
+    const [a, b] = [new PlegHealth(metricsA, () => now), new PlegHealth(metricsB, () => now)];
+    a.eventStreamUp();
+    b.eventStreamDown('socket hang up');
+    now += 1000;
+    await a.relist(async () => undefined);
+    now += 10_000;
+
+    assert.equal(a.problem(), undefined);
+    assert.match(b.problem() ?? '', /^runtime event stream disconnected for 11s: socket hang up$/);
+    assert.equal(b.snapshot().lastRelistMs, undefined, "a's relist is not b's");
+    const value = async (metrics: AgentMetrics, name: string): Promise<number | undefined> =>
+      (await metrics.registry.getSingleMetric(name)?.get())?.values[0]?.value;
+    assert.equal(await value(metricsA, 'jetlet_runtime_event_stream_connected'), 1);
+    assert.equal(await value(metricsB, 'jetlet_runtime_event_stream_connected'), 0);
+    assert.equal(await value(metricsA, 'kubelet_pleg_last_seen_seconds'), (T0 + 1000) / 1000);
+    assert.equal(await value(metricsB, 'kubelet_pleg_last_seen_seconds'), 0);
   });
 });
 

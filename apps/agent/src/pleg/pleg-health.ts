@@ -1,5 +1,5 @@
 import { goDuration } from '#domain';
-import { agentMetrics } from '../agent.metrics.js';
+import type { AgentMetrics } from '../agent.metrics.js';
 
 /** The kubelet's PLEG health threshold: a relist must have completed within it. */
 export const RELIST_THRESHOLD_MS = 3 * 60_000;
@@ -59,13 +59,16 @@ export function plegProblem(state: PlegState, nowMs: number): string | undefined
 
 /**
  * The PLEG's health, kept where both of its halves report: the relist (the list of every
- * reconcile pass) and the runtime event stream. One per process, like the metrics it feeds.
+ * reconcile pass) and the runtime event stream. One per agent, like the metrics it feeds.
  */
 export class PlegHealth {
   private readonly state: PlegState;
   private lastRelistStartMs?: number;
 
-  constructor(private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly metrics: AgentMetrics,
+    private readonly now: () => number = Date.now,
+  ) {
     const nowMs = now();
     this.state = { startedMs: nowMs, eventStream: { connected: false, sinceMs: nowMs } };
   }
@@ -73,13 +76,13 @@ export class PlegHealth {
   /** Times one relist: its duration, the interval since the previous one, and when the PLEG was last active. */
   async relist<T>(list: () => Promise<T>): Promise<T> {
     const startMs = this.now();
-    if (this.lastRelistStartMs !== undefined) agentMetrics.plegRelistInterval.observe((startMs - this.lastRelistStartMs) / 1000);
+    if (this.lastRelistStartMs !== undefined) this.metrics.plegRelistInterval.observe((startMs - this.lastRelistStartMs) / 1000);
     this.lastRelistStartMs = startMs;
     try {
       const result = await list();
       const endMs = this.now();
-      agentMetrics.plegRelistDuration.observe((endMs - startMs) / 1000);
-      agentMetrics.plegLastSeen.set(endMs / 1000);
+      this.metrics.plegRelistDuration.observe((endMs - startMs) / 1000);
+      this.metrics.plegLastSeen.set(endMs / 1000);
       this.state.lastRelistMs = endMs;
       delete this.state.relistError;
       return result;
@@ -92,13 +95,13 @@ export class PlegHealth {
   eventStreamUp(): void {
     if (this.state.eventStream.connected) return;
     this.state.eventStream = { connected: true, sinceMs: this.now() };
-    agentMetrics.eventStreamConnected.set(1);
+    this.metrics.eventStreamConnected.set(1);
   }
 
   eventStreamDown(error: string): void {
     const stream = this.state.eventStream;
     this.state.eventStream = { connected: false, sinceMs: stream.connected ? this.now() : stream.sinceMs, error };
-    agentMetrics.eventStreamConnected.set(0);
+    this.metrics.eventStreamConnected.set(0);
   }
 
   snapshot(): PlegState {
@@ -113,12 +116,4 @@ export class PlegHealth {
   runtimeDown(): string | undefined {
     return runtimeDownReason(this.state, this.now());
   }
-}
-
-/** The process' PLEG health. */
-export const plegHealth = new PlegHealth();
-
-/** Runs `list` as a PLEG relist: `const observed = await relist(() => runtime.listContainers(...))`. */
-export function relist<T>(list: () => Promise<T>): Promise<T> {
-  return plegHealth.relist(list);
 }

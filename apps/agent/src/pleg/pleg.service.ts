@@ -6,7 +6,7 @@ import { Backoff, systemClock } from '#workqueue';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { ReconcilerService } from '../kubelet/reconciler.service.js';
-import { plegHealth } from './pleg-health.js';
+import { PlegHealth } from './pleg-health.js';
 
 const REASONS: Record<string, ContainerEventReason> = { start: 'Started', die: 'Died', oom: 'OOMKilled' };
 /** How long a new event stream must stay open before it counts as connected. */
@@ -31,6 +31,7 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(BUS) private readonly bus: Bus,
     @Inject(RUNTIME) private readonly runtime: ContainerRuntime,
     private readonly reconciler: ReconcilerService,
+    private readonly health: PlegHealth,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -47,20 +48,20 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
     while (!this.abort.signal.aborted) {
       let delay: number | undefined;
       // The stream says nothing when it connects: one that has not failed for a while is up.
-      const settled = setTimeout(() => plegHealth.eventStreamUp(), STREAM_SETTLE_MS);
+      const settled = setTimeout(() => this.health.eventStreamUp(), STREAM_SETTLE_MS);
       try {
         // Relist once the stream is subscribed: anything that happened before is in the list, anything after in the stream.
         const events = this.runtime.events({ [LABELS.node]: this.config.NODE_NAME }, this.abort.signal, () => this.reconciler.trigger());
         for await (const event of events) {
           backoff.reset();
           this.lastSeenMs = Date.now();
-          plegHealth.eventStreamUp();
+          this.health.eventStreamUp();
           // Buffered, not awaited: a slow bus must not hold up the event stream (publishes keep their order).
           this.handle(event);
         }
       } catch (error) {
         if (this.abort.signal.aborted) return;
-        plegHealth.eventStreamDown((error as Error).message);
+        this.health.eventStreamDown((error as Error).message);
         delay = backoff.next();
         this.logger.warn(`runtime event stream broke: ${(error as Error).message}; reconnecting in ${delay} ms`);
       } finally {

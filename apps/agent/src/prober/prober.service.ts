@@ -3,7 +3,7 @@ import type { Container, Probe } from '#contracts';
 import { containerSpecHash, podContainers, ProbeTracker, runningSandboxes, type DesiredPod, type ProbeType } from '#domain';
 import { podRef } from '#observability';
 import { LABELS, type RuntimeContainer } from '#runtime';
-import { agentMetrics } from '../agent.metrics.js';
+import { AgentMetrics } from '../agent.metrics.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
 import { HandlerRunner } from '../lifecycle/handler-runner.js';
 import { PodExecutor } from '../pod-workers/pod-executor.js';
@@ -67,7 +67,7 @@ class ProbeWorker {
       (this.probe.timeoutSeconds ?? 1) * 1000,
     );
     if (this.stopped) return;
-    agentMetrics.probes.inc({ probe_type: this.type, result: outcome.ok ? 'successful' : 'failed' });
+    this.prober.metrics.probes.inc({ probe_type: this.type, result: outcome.ok ? 'successful' : 'failed' });
     if (!outcome.ok) this.prober.events.warning(this.pod, 'Unhealthy', `${this.title} probe failed: ${outcome.message}`, this.spec.name);
     if (this.tracker.record(outcome.ok ? 'success' : 'failure')) {
       const keepGoing = await this.prober.changed(this, this.tracker.result);
@@ -93,6 +93,7 @@ export class ProberService implements OnModuleDestroy {
     readonly handlers: HandlerRunner,
     readonly events: EventRecorder,
     private readonly executor: PodExecutor,
+    readonly metrics: AgentMetrics,
   ) {}
 
   onModuleDestroy(): void {

@@ -7,11 +7,11 @@ import { metricsRegistry } from '#observability';
 import { LABELS, type ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
-import { agentMetrics } from '../agent.metrics.js';
+import { AgentMetrics } from '../agent.metrics.js';
 import { DesiredStateService } from '../config/desired-state.service.js';
 import { ContainerLogs } from '../logs/container-logs.service.js';
 import { LogRequestError } from '../logs/log-request.error.js';
-import { plegHealth } from '../pleg/pleg-health.js';
+import { PlegHealth } from '../pleg/pleg-health.js';
 import { ReconcilerService } from '../kubelet/reconciler.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
 import { AgentTokenGuard, OpenWithoutToken, Public } from './agent-token.guard.js';
@@ -57,6 +57,8 @@ export class AgentHttpController {
     private readonly status: StatusReporter,
     private readonly logs: ContainerLogs,
     @Inject(BUS) private readonly bus: Bus,
+    private readonly agentMetrics: AgentMetrics,
+    private readonly pleg: PlegHealth,
   ) {}
 
   /**
@@ -84,7 +86,7 @@ export class AgentHttpController {
   @Get('metrics')
   @Header('Content-Type', metricsRegistry.contentType)
   async metrics(): Promise<string> {
-    return metricsRegistry.metrics();
+    return this.agentMetrics.exposition();
   }
 
   /** The pods this agent runs (its desired set), each with the status it last computed. */
@@ -151,7 +153,7 @@ export class AgentHttpController {
     if (res.destroyed) abort.abort();
     res.status(200).type('text/plain');
     res.flushHeaders();
-    agentMetrics.logStreams.inc({ via: 'http' });
+    this.agentMetrics.logStreams.inc({ via: 'http' });
     try {
       for await (const chunk of this.logs.stream(containerId, options, abort.signal)) {
         if (!res.write(chunk)) await drained(res);
@@ -160,14 +162,14 @@ export class AgentHttpController {
     } catch (error) {
       this.logger.warn(`log of ${namespace}/${name} container ${container} broke off: ${(error as Error).message}`);
     } finally {
-      agentMetrics.logStreams.dec({ via: 'http' });
+      this.agentMetrics.logStreams.dec({ via: 'http' });
       res.off('close', clientGone);
       if (!res.destroyed) res.end();
     }
   }
 
   private checks(nowMs: number): HealthCheck[] {
-    const pleg = plegHealth.snapshot();
+    const pleg = this.pleg.snapshot();
     const stallMs = this.config.RESYNC_SECONDS * 3000;
     const sinceSync = nowMs - (this.reconciler.lastPassMs || pleg.startedMs);
     const syncloop: HealthCheck = {
@@ -175,7 +177,7 @@ export class AgentHttpController {
       ok: sinceSync <= stallMs,
       detail: sinceSync <= stallMs ? `last pass ${ago(sinceSync)} ago` : `sync loop stalled: last pass ${Math.round(sinceSync / 1000)}s ago`,
     };
-    const problem = plegHealth.problem();
+    const problem = this.pleg.problem();
     const stream = pleg.eventStream;
     const relisted = pleg.lastRelistMs === undefined ? 'no relist yet' : `last relist ${ago(nowMs - pleg.lastRelistMs)} ago`;
     const streamState = `event stream ${stream.connected ? 'connected' : 'disconnected'} for ${ago(nowMs - stream.sinceMs)}`;

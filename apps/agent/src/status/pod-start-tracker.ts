@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { PodStatus } from '#contracts';
-import { agentMetrics } from '../agent.metrics.js';
 
 /** Clock slack when comparing Docker's start times with the agent's: both read the same host clock. */
 const CLOCK_SLACK_MS = 1000;
@@ -16,7 +15,8 @@ export class PodStartTracker {
   private readonly firstSeenMs = new Map<string, number>();
   private readonly recorded = new Set<string>();
 
-  constructor(private readonly observe: (seconds: number) => void = (seconds) => agentMetrics.podStartDuration.observe(seconds)) {}
+  /** `observe` records one start duration in seconds (the agent's kubelet_pod_start_duration_seconds). */
+  constructor(private readonly observe: (seconds: number) => void) {}
 
   /** The pod was assigned to this node; only the first sighting counts. */
   seen(uid: string, nowMs = Date.now()): void {

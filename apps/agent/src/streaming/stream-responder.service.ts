@@ -6,7 +6,7 @@ import { podRef } from '#observability';
 import { RuntimeError } from '#runtime';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
-import { agentMetrics } from '../agent.metrics.js';
+import { AgentMetrics } from '../agent.metrics.js';
 import { ContainerStreams } from './container-streams.service.js';
 import { StreamRequestError } from './stream-request.error.js';
 import { StreamSession } from './stream-session.js';
@@ -31,6 +31,7 @@ export class StreamResponder implements OnModuleInit, OnModuleDestroy {
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(BUS) private readonly bus: Bus,
     private readonly streams: ContainerStreams,
+    private readonly metrics: AgentMetrics,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -99,7 +100,7 @@ export class StreamResponder implements OnModuleInit, OnModuleDestroy {
     // Registered before anything is awaited, so no input frame finds the stream missing once `start` is out.
     const session = new StreamSession(send);
     this.sessions.set(streamId, session);
-    agentMetrics.podStreams.inc({ kind });
+    this.metrics.podStreams.inc({ kind });
     const what = `${kind} stream ${streamId} of ${podRef(request)}${request.container ? ` container ${request.container}` : ''}`;
     try {
       let process;
@@ -116,7 +117,7 @@ export class StreamResponder implements OnModuleInit, OnModuleDestroy {
       else this.logger.debug(`${what} ${result.outcome} after ${result.frames} frame(s)`);
     } finally {
       this.sessions.delete(streamId);
-      agentMetrics.podStreams.dec({ kind });
+      this.metrics.podStreams.dec({ kind });
     }
   }
 
