@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { freePort, ManagedProcess, ROOT } from '../test/harness/processes.js';
+import type { Cluster } from '../test/harness/cluster.js';
 
 /**
  * How long to wait for `items` units of work (pods started, pods deleted): a base for the
@@ -143,4 +144,25 @@ export function dockerTimeMs(iso: string): number {
   if (!match?.[1]) return Date.parse(iso);
   const fraction = Number(`0.${match[2] ?? '0'}`);
   return Date.parse(`${match[1]}${match[3]}`) + fraction * 1000;
+}
+
+/**
+ * Creates pods through the API with at most `inFlight` requests at a time, as a client would:
+ * a 503 (the event store did not take the write in time, on a busy machine) is retried, and a
+ * 409 on a retry means the first try was stored after all.
+ */
+export async function createPods(cluster: Cluster, namespace: string, manifests: object[], inFlight = 10): Promise<void> {
+  await cluster.ensureNamespace(namespace);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < manifests.length) {
+      const manifest = manifests[next++];
+      for (let attempt = 1; ; attempt++) {
+        const { status, body } = await cluster.request('POST', `/api/v1/namespaces/${namespace}/pods`, manifest);
+        if (status === 201 || (status === 409 && attempt > 1)) break;
+        if (status !== 503 || attempt === 5) throw new Error(`creating a pod in ${namespace} answered ${status}: ${JSON.stringify(body)}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, manifests.length) }, worker));
 }

@@ -2,7 +2,7 @@ import type { NodeObject, Pod } from '#contracts';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { DockerProxy } from '../test/harness/docker-proxy.js';
 import { waitFor } from '../test/harness/processes.js';
-import { fmt, printTable, workTimeoutMs } from './bench-util.js';
+import { createPods, fmt, printTable, workTimeoutMs } from './bench-util.js';
 
 const PODS = Number(process.env.BENCH_OUTAGE_PODS ?? 110);
 const NS = 'bench-outage';
@@ -20,7 +20,6 @@ async function main(): Promise<void> {
   const node = uniqueName('bench-outage');
   try {
     await cluster.startAgent(node, { DOCKER_HOST: proxy.dockerHost, MAX_PODS: String(Math.max(110, PODS)) });
-    await cluster.ensureNamespace(NS);
     const readyPods = async (): Promise<number> => {
       const { body } = await cluster.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${NS}/pods`);
       return body.items.filter(
@@ -35,17 +34,13 @@ async function main(): Promise<void> {
     const allReady = (what: string): Promise<boolean> => waitFor(what, async () => (await readyPods()) === PODS, workTimeoutMs(PODS), 200);
 
     const coldStart = performance.now();
-    await Promise.all(
-      Array.from({ length: PODS }, (_, i) =>
-        cluster.createPod(NS, {
-          metadata: { name: `pod-${i}` },
-          spec: {
-            nodeName: node,
-            terminationGracePeriodSeconds: 0,
-            containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }],
-          },
-        }),
-      ),
+    await createPods(
+      cluster,
+      NS,
+      Array.from({ length: PODS }, (_, i) => ({
+        metadata: { name: `pod-${i}` },
+        spec: { nodeName: node, terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }] },
+      })),
     );
     await allReady(`all ${PODS} pods Ready after their creation`);
     const coldMs = performance.now() - coldStart;

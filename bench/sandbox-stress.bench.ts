@@ -1,7 +1,7 @@
 import type { Pod } from '#contracts';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { waitFor } from '../test/harness/processes.js';
-import { fmt, printTable, workTimeoutMs } from './bench-util.js';
+import { createPods, fmt, printTable, workTimeoutMs } from './bench-util.js';
 
 const PODS = Number(process.env.BENCH_STRESS_PODS ?? 100);
 const RUNS = Number(process.env.BENCH_STRESS_RUNS ?? 5);
@@ -26,18 +26,18 @@ interface Run {
 async function rollout(cluster: Cluster, name: string, kill: boolean): Promise<Run> {
   const node = uniqueName('bench-stress');
   const namespace = uniqueName('stress');
-  await cluster.ensureNamespace(namespace);
   const agent = await cluster.startAgent(node);
   try {
     const start = performance.now();
-    await Promise.all(
-      Array.from({ length: PODS }, (_, i) =>
-        cluster.createPod(namespace, {
-          metadata: { name: `pod-${i}` },
-          spec: { nodeName: node, terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }] },
-        }),
-      ),
+    const creating = createPods(
+      cluster,
+      namespace,
+      Array.from({ length: PODS }, (_, i) => ({
+        metadata: { name: `pod-${i}` },
+        spec: { nodeName: node, terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }] },
+      })),
     );
+    creating.catch(() => undefined); // awaited below; a failure while the kill is prepared is reported there
     const runningApps = async (): Promise<number> =>
       (await cluster.containersOf(node)).filter((c) => c.Labels['io.jetlet.kind'] === 'container' && c.State === 'running').length;
     let runningAtKill: number | undefined;
@@ -49,6 +49,7 @@ async function rollout(cluster: Cluster, name: string, kill: boolean): Promise<R
       from = performance.now();
       await cluster.startAgent(node);
     }
+    await creating;
     await waitFor(
       `all ${PODS} pods Running`,
       async () => {
