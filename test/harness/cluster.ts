@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
@@ -13,6 +13,15 @@ const APP = (name: string): string => join(ROOT, 'dist/apps', name, 'src/main.js
 
 /** Settings short enough for tests; each can be overridden per process. */
 const FAST = { HEARTBEAT_SECONDS: '1', RESYNC_SECONDS: '2', BACKOFF_BASE_SECONDS: '1', BACKOFF_CAP_SECONDS: '4' };
+
+/** Mount points under `root`, deepest first (the node's tmpfs volumes), from this process's mount table. */
+export function mountsUnder(root: string): string[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[4] ?? '')
+    .filter((p) => p.startsWith(`${root}/`))
+    .sort((a, b) => b.length - a.length);
+}
 
 /** A unique, valid node name per test run, so containers of other runs never interfere. */
 export function uniqueName(prefix: string): string {
@@ -227,7 +236,11 @@ export class Cluster {
           .remove({ force: true })
           .catch(() => undefined);
     }
-    for (const agent of this.agents.values()) rmSync(agent.rootDir, { recursive: true, force: true });
+    for (const agent of this.agents.values()) {
+      // Pods still on the node keep their in-memory volumes (tmpfs) mounted under its root.
+      for (const point of mountsUnder(agent.rootDir)) spawnSync('umount', [point]);
+      rmSync(agent.rootDir, { recursive: true, force: true });
+    }
     await this.nats.stop();
     this.credentials?.dispose();
   }

@@ -1,4 +1,6 @@
 import { ConfigSource } from './configmap/config-source.service.js';
+import { HostMounts } from './volumemanager/host-mounts.js';
+import { VolumeManager } from './volumemanager/volume-manager.service.js';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { BusModule } from '#bus';
 import { DockerRuntime, FakeRuntime, type ContainerRuntime } from '#runtime';
@@ -74,6 +76,8 @@ export class AgentModule {
         StaticPodSource,
         PodExecutor,
         ConfigSource,
+        HostMounts,
+        VolumeManager,
         ReconcilerService,
         PlegService,
         {

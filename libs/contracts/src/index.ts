@@ -6,6 +6,7 @@ export * from './envelope.js';
 export * from './message-map.js';
 export * from './pod/object-meta.model.js';
 export * from './pod/container.model.js';
+export * from './pod/volume.model.js';
 export * from './pod/probe.model.js';
 export * from './pod/toleration.model.js';
 export * from './pod/pod-spec.model.js';

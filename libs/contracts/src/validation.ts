@@ -9,7 +9,7 @@ export interface FieldCause {
   field: string;
   message: string;
   /** Kubernetes cause reason. */
-  reason: 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueNotSupported' | 'FieldValueDuplicate' | 'FieldValueForbidden';
+  reason: 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueNotSupported' | 'FieldValueDuplicate' | 'FieldValueForbidden' | 'FieldValueNotFound';
 }
 
 /** Thrown by `parseContract` with every invalid field, never only the first. */

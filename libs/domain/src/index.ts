@@ -51,5 +51,6 @@ export * from './config-table.js';
 export * from './secret-box.js';
 export * from './managed-fields/index.js';
 export * from './container-env.js';
+export * from './volumes.js';
 export * from './authorization.js';
 export * from './pod-security.js';

@@ -1,3 +1,4 @@
+import { defaultVolume, podVolumeCauses } from './volumes.js';
 import {
   configKeyErrors,
   DEFAULT_SCHEDULER_NAME,
@@ -71,6 +72,7 @@ export function applyPodDefaults(manifest: PodManifest): PodManifest {
       serviceAccount: manifest.spec.serviceAccount ?? manifest.spec.serviceAccountName ?? 'default',
       priority: manifest.spec.priority ?? 0,
       preemptionPolicy: manifest.spec.preemptionPolicy ?? 'PreemptLowerPriority',
+      ...(manifest.spec.volumes ? { volumes: manifest.spec.volumes.map(defaultVolume) } : {}),
     },
   };
 }
@@ -221,6 +223,7 @@ export function podSpecCauses(manifest: PodManifest): FieldCause[] {
   };
   (manifest.spec.initContainers ?? []).forEach((c, i) => check(c, `spec.initContainers[${i}]`, true));
   manifest.spec.containers.forEach((c, i) => check(c, `spec.containers[${i}]`, false));
+  causes.push(...podVolumeCauses(manifest));
   return causes;
 }
 

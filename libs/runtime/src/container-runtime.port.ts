@@ -77,7 +77,7 @@ export interface ContainerConfig {
   nanoCpus?: number;
   /** CPU shares derived from requests.cpu (Kubernetes: milliCPU * 1024 / 1000, min 2). */
   cpuShares?: number;
-  /** Host files or directories bind-mounted into the container (the termination message file). */
+  /** Host files or directories bind-mounted into the container (the termination message file, the pod's volumes). */
   mounts?: Array<{ hostPath: string; containerPath: string; readOnly?: boolean }>;
 }
 

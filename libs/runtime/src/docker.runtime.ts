@@ -372,7 +372,9 @@ export class DockerRuntime implements ContainerRuntime {
     if (config.memoryLimitBytes !== undefined) hostConfig.Memory = config.memoryLimitBytes;
     if (config.nanoCpus !== undefined) hostConfig.NanoCpus = config.nanoCpus;
     if (config.cpuShares !== undefined) hostConfig.CpuShares = config.cpuShares;
-    if (config.mounts?.length) hostConfig.Binds = config.mounts.map((m) => `${m.hostPath}:${m.containerPath}${m.readOnly ? ':ro' : ''}`);
+    // Mounts, not Binds: a path may hold ':' and a missing source is an error, not a new directory.
+    if (config.mounts?.length)
+      hostConfig.Mounts = config.mounts.map((m) => ({ Type: 'bind' as const, Source: m.hostPath, Target: m.containerPath, ReadOnly: m.readOnly === true }));
 
     const options: Docker.ContainerCreateOptions = {
       name: config.name,

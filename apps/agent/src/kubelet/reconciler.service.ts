@@ -16,6 +16,7 @@ import { StatusReporter } from '../status/status-reporter.service.js';
 import { AgentMetrics } from '../agent.metrics.js';
 import { PlegHealth } from '../pleg/pleg-health.js';
 import { PodExecutor } from '../pod-workers/pod-executor.js';
+import { VolumeManager } from '../volumemanager/volume-manager.service.js';
 
 function groupByUid(observed: RuntimeContainer[]): Map<string, RuntimeContainer[]> {
   const byUid = new Map<string, RuntimeContainer[]>();
@@ -60,6 +61,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     private readonly admission: PodAdmission,
     private readonly metrics: AgentMetrics,
     private readonly pleg: PlegHealth,
+    private readonly volumes: VolumeManager,
   ) {
     this.passes = new CoalescingQueue(
       async () => {
@@ -81,7 +83,11 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     this.desired.onChange(() => this.trigger());
     this.executor.onWake((atMs) => this.wakeAt(atMs));
     this.prober.onResult(() => this.trigger());
-    this.resync = setInterval(() => this.trigger(), this.config.RESYNC_SECONDS * 1000);
+    this.resync = setInterval(() => {
+      this.trigger();
+      // ConfigMap, Secret and downward API volumes follow their sources once per sync period.
+      void this.volumes.resync(this.desired.list());
+    }, this.config.RESYNC_SECONDS * 1000);
     this.passes.start();
   }
 

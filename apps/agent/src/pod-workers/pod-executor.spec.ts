@@ -13,6 +13,8 @@ import { EventRecorder } from '../events/event-recorder.service.js';
 import type { NodeService } from '../node/node.service.js';
 import { HandlerRunner } from '../lifecycle/handler-runner.js';
 import { TerminationMessages } from '../lifecycle/termination-messages.js';
+import { HostMounts } from '../volumemanager/host-mounts.js';
+import { VolumeManager } from '../volumemanager/volume-manager.service.js';
 import { PodExecutor } from './pod-executor.js';
 
 const UID = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
@@ -38,14 +40,16 @@ describe('PodExecutor: sandboxes', () => {
     const config = Object.assign(new AgentConfig(), { NODE_NAME: 'node-1', AGENT_ROOT_DIR: root });
     runtime = new FakeRuntime();
     const node = { nodeIP: '10.0.0.1', allocatable: () => ({ cpu: '2', memory: '4Gi' }) } as unknown as NodeService;
+    const configSource = new ConfigSource(quietBus, config);
     sut = new PodExecutor(
       config,
       runtime,
       new EventRecorder(config, quietBus),
       new HandlerRunner(runtime, config),
       new TerminationMessages(config, runtime),
-      new ConfigSource(quietBus, config),
+      configSource,
       node,
+      new VolumeManager(config, configSource, node, new HostMounts()),
     );
   });
 

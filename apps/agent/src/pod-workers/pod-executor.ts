@@ -32,6 +32,7 @@ import { ConfigSource } from '../configmap/config-source.service.js';
 import { HandlerRunner } from '../lifecycle/handler-runner.js';
 import { NodeService } from '../node/node.service.js';
 import { TerminationMessages } from '../lifecycle/termination-messages.js';
+import { VolumeManager, type HostMount } from '../volumemanager/volume-manager.service.js';
 
 type Waker = (atMs: number) => void;
 
@@ -59,6 +60,7 @@ export class PodExecutor {
     private readonly messages: TerminationMessages,
     private readonly configSource: ConfigSource,
     private readonly node: NodeService,
+    private readonly volumes: VolumeManager,
   ) {
     this.pullBackoff = new BackoffBook({ baseMs: config.BACKOFF_BASE_SECONDS * 1000, capMs: config.BACKOFF_CAP_SECONDS * 1000 });
     this.startBackoff = new BackoffBook(this.pullBackoff.policy);
@@ -138,6 +140,8 @@ export class PodExecutor {
   async removeAll(pod: PodRef, ids: string[]): Promise<void> {
     const results = await Promise.allSettled(ids.map((id) => this.runtime.removeContainer(id)));
     for (const r of results) if (r.status === 'rejected') this.logger.warn(`${podRef(pod)}: ${(r.reason as Error).message}`);
+    // In-memory volumes are unmounted first: removing a directory with a mount on it would fail.
+    await this.volumes.tearDown(pod.uid).catch((error: unknown) => this.logger.warn(`${podRef(pod)}: volumes not unmounted: ${(error as Error).message}`));
     await this.messages.removePod(pod.uid, ids);
     this.waiting.delete(pod.uid);
     this.pullBackoff.forget(`${pod.uid}/`);
@@ -308,6 +312,11 @@ export class PodExecutor {
     const existing = await this.runtime.inspectContainer(containerName(pod, container.name, attempt));
     if (existing && existing.state !== 'created') return;
     if (!(await this.ensureImage(pod, container))) return;
+    const volumeMounts = await this.volumeMounts(pod, container);
+    if (!volumeMounts) {
+      this.backOffStart(backoffKey);
+      return;
+    }
     const config = await this.containerConfig(pod, container, sandboxId);
     if (!config) {
       this.backOffStart(backoffKey);
@@ -319,7 +328,7 @@ export class PodExecutor {
     try {
       const terminationMessage = await this.messages.prepare(pod, container, attempt);
       id = await this.runtime.createContainer(sandboxId, {
-        mounts: [terminationMessage],
+        mounts: [terminationMessage, ...volumeMounts],
         name: containerName(pod, container.name, attempt),
         image: container.image,
         ...(config.command ? { entrypoint: config.command } : {}),
@@ -386,6 +395,22 @@ export class PodExecutor {
     } catch (error) {
       const message = error instanceof ContainerConfigError ? error.message : `failed to read the pod's configuration: ${(error as Error).message}`;
       if (this.setWaiting(pod, container.name, 'CreateContainerConfigError', message)) this.events.warning(pod, 'Failed', `Error: ${message}`, container.name);
+      return undefined;
+    }
+  }
+
+  /**
+   * The pod's volumes, set up on the node (idempotent), and this container's mounts of them.
+   * Undefined when a volume cannot be made: the container waits in ContainerCreating with a
+   * FailedMount event, as in Kubernetes, and is tried again after a back-off.
+   */
+  private async volumeMounts(pod: DesiredPod, container: Container): Promise<HostMount[] | undefined> {
+    try {
+      await this.volumes.setUp(pod);
+      return await this.volumes.containerMounts(pod, container);
+    } catch (error) {
+      const message = (error as Error).message;
+      if (this.setWaiting(pod, container.name, 'ContainerCreating', message)) this.events.warning(pod, 'FailedMount', message);
       return undefined;
     }
   }

@@ -1,12 +1,14 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import { IsQuantityMap } from './quantity.validator.js';
-import { IsEmptyObject } from './empty-object.validator.js';
 import { IsImageReference } from './image-reference.js';
 import { DNS1123_LABEL, IsCleanAbsolutePath, IsDns1123Label, IsDns1123Subdomain } from '../names.js';
 import { Lifecycle, Probe } from './probe.model.js';
 
 /** Kubernetes' environment variable names: any printable ASCII but '=' (`IsEnvVarName`, relaxed in 1.30). */
+/** A Linux capability name without its CAP_ prefix, or ALL (Docker accepts both spellings). */
+export const CAPABILITY = /^(CAP_)?[A-Z_]+$/;
+
 export const ENV_VAR_NAME = /^[\x20-\x3c\x3e-\x7e]+$/;
 
 /** One key of a ConfigMap. */
@@ -187,6 +189,99 @@ export class ResourceRequirements {
   limits?: Record<string, string>;
 }
 
+/** Where a container sees a volume. */
+export class VolumeMount {
+  /** A volume of the pod. */
+  @IsString()
+  @MinLength(1)
+  name: string;
+
+  /** Absolute; unique within the container. */
+  @IsString()
+  @MinLength(1)
+  @MaxLength(4096)
+  mountPath: string;
+
+  /** A path inside the volume to mount instead of its root; relative, without `..`. Not updated when the object changes. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(4096)
+  subPath?: string;
+
+  @IsOptional()
+  @IsBoolean()
+  readOnly?: boolean;
+}
+
+/** Linux capabilities, as `CAP_`-less names (NET_ADMIN) or ALL. */
+export class Capabilities {
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(64)
+  @IsString({ each: true })
+  @Matches(CAPABILITY, { each: true, message: 'Invalid value: must be a capability name such as NET_ADMIN, or ALL' })
+  add?: string[];
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(64)
+  @IsString({ each: true })
+  @Matches(CAPABILITY, { each: true, message: 'Invalid value: must be a capability name such as NET_ADMIN, or ALL' })
+  drop?: string[];
+}
+
+/** A seccomp profile; jetlet runs Docker's default profile, so only RuntimeDefault (or no profile asked for). */
+export class SeccompProfile {
+  @IsIn(['RuntimeDefault'])
+  type: 'RuntimeDefault';
+}
+
+/** Container security settings; each one set here wins over the pod's. */
+export class SecurityContext {
+  /** The uid the process runs as; the image's USER when unset. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(2147483647)
+  runAsUser?: number;
+
+  /** The primary gid; the image's (or 0) when unset. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(2147483647)
+  runAsGroup?: number;
+
+  /** When true the container is refused (CreateContainerConfigError) if it would run as uid 0. */
+  @IsOptional()
+  @IsBoolean()
+  runAsNonRoot?: boolean;
+
+  @IsOptional()
+  @IsBoolean()
+  readOnlyRootFilesystem?: boolean;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => Capabilities)
+  capabilities?: Capabilities;
+
+  /** Subject to Pod Security admission (baseline and restricted refuse it). */
+  @IsOptional()
+  @IsBoolean()
+  privileged?: boolean;
+
+  /** False sets no_new_privs on the process (Docker's no-new-privileges). */
+  @IsOptional()
+  @IsBoolean()
+  allowPrivilegeEscalation?: boolean;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SeccompProfile)
+  seccompProfile?: SeccompProfile;
+}
+
 export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 export type PullPolicy = (typeof PULL_POLICIES)[number];
 
@@ -285,8 +380,17 @@ export class Container {
   @IsIn(['Always'])
   restartPolicy?: 'Always';
 
-  /** Container security settings; only an empty one, which changes nothing. */
+  /** Where the pod's volumes appear in this container. */
   @IsOptional()
-  @IsEmptyObject()
-  securityContext?: Record<string, never>;
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => VolumeMount)
+  volumeMounts?: VolumeMount[];
+
+  /** Container security settings, over the pod's. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SecurityContext)
+  securityContext?: SecurityContext;
 }

@@ -1,9 +1,9 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, Max, Min, ValidateNested } from 'class-validator';
-import { IsEmptyObject } from './empty-object.validator.js';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { MAX_CONTAINERS, MAX_TIMER_SECONDS } from '../limits.js';
 import { IsDns1123Subdomain, IsLabelMap } from '../names.js';
-import { Container } from './container.model.js';
+import { Container, SeccompProfile } from './container.model.js';
+import { Volume } from './volume.model.js';
 import { Toleration } from './toleration.model.js';
 
 export const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'] as const;
@@ -19,6 +19,77 @@ export type DNSPolicy = (typeof DNS_POLICIES)[number];
 
 /** The one scheduler jetlet runs; a pod naming another would wait for a scheduler that never comes. */
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
+
+/**
+ * Namespaced sysctls Docker sets in a container's own namespaces (`net.*` in the pod's network
+ * namespace, IPC ones in each container's); any other is a node-wide setting a pod may not change.
+ */
+export const NAMESPACED_SYSCTL = /^(kernel\.(shm[a-z_]*|msg[a-z_]*|sem)|fs\.mqueue\.[a-z_]+|net\.[a-z0-9_.\-/]+)$/;
+
+/** A kernel parameter for the pod. */
+export class Sysctl {
+  @IsString()
+  @MaxLength(253)
+  @Matches(NAMESPACED_SYSCTL, { message: 'Invalid value: jetlet supports only namespaced sysctls Docker sets: kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, net.*' })
+  name: string;
+
+  @IsString()
+  @MaxLength(4096)
+  value: string;
+}
+
+/** Pod-wide security settings; a container's own securityContext wins over each. */
+export class PodSecurityContext {
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(2147483647)
+  runAsUser?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(2147483647)
+  runAsGroup?: number;
+
+  @IsOptional()
+  @IsBoolean()
+  runAsNonRoot?: boolean;
+
+  /** A group every container gets, which owns the pod's writable volumes (emptyDir) and their files. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(2147483647)
+  fsGroup?: number;
+
+  /** More groups for every container's first process. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(64)
+  @IsInt({ each: true })
+  @Min(0, { each: true })
+  @Max(2147483647, { each: true })
+  supplementalGroups?: number[];
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => Sysctl)
+  sysctls?: Sysctl[];
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SeccompProfile)
+  seccompProfile?: SeccompProfile;
+}
+
+/** A Secret in the pod's namespace, by name. */
+export class LocalObjectReference {
+  @IsDns1123Subdomain()
+  name: string;
+}
 
 export class PodSpec {
   @IsArray()
@@ -84,10 +155,27 @@ export class PodSpec {
   @IsIn([DEFAULT_SCHEDULER_NAME])
   schedulerName?: string;
 
-  /** Pod-level security settings; only an empty one (the default), which changes nothing. */
+  /** Pod-level security settings. */
   @IsOptional()
-  @IsEmptyObject()
-  securityContext?: Record<string, never>;
+  @ValidateNested()
+  @Type(() => PodSecurityContext)
+  securityContext?: PodSecurityContext;
+
+  /** Directories the pod's containers share, each from one source. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => Volume)
+  volumes?: Volume[];
+
+  /** `kubernetes.io/dockerconfigjson` (or `dockercfg`) Secrets whose credentials pull the pod's images. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => LocalObjectReference)
+  imagePullSecrets?: LocalObjectReference[];
 
   /** The pod's service account; jetlet has no service accounts beyond `default` and mounts no token. */
   @IsOptional()
