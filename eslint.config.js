@@ -19,6 +19,17 @@ export default tseslint.config(
       '@typescript-eslint/no-extraneous-class': 'off',
     },
   },
+  // The domain and the contracts load nothing with side effects: the runtime's port (types and
+  // LABELS), never its adapters (dockerode).
+  {
+    files: ['libs/domain/**/*.ts', 'libs/contracts/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [{ name: '#runtime', message: "Import the runtime's port from '#runtime/port': '#runtime' loads dockerode." }] },
+      ],
+    },
+  },
   // The examples are plain JavaScript for outsiders, outside the TypeScript project.
   {
     files: ['examples/**/*.mjs'],

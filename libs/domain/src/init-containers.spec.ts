@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, PodManifest, RestartPolicy } from '#contracts';
-import { LABELS, type RuntimeContainer } from '#runtime';
+import { LABELS, type RuntimeContainer } from '#runtime/port';
 import { BackoffBook, KUBERNETES_BACKOFF, crashKey } from './backoff.js';
 import { podSpecCauses } from './pod-defaults.js';
 import { containerName, containerSpecHash, sandboxName } from './pod-naming.js';

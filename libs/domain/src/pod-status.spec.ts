@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ContainerStatus, PodManifest, PodStatus, RestartPolicy } from '#contracts';
-import { LABELS, type RuntimeContainer } from '#runtime';
+import { LABELS, type RuntimeContainer } from '#runtime/port';
 import { containerName, sandboxName } from './pod-naming.js';
 import { BackoffBook, KUBERNETES_BACKOFF, crashKey } from './backoff.js';
 import {

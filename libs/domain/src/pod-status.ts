@@ -1,5 +1,5 @@
 import type { Container, ContainerState, ContainerStatus, PodCondition, PodManifest, PodPhase, PodStatus, RestartPolicy } from '#contracts';
-import { LABELS, type RuntimeContainer } from '#runtime';
+import { LABELS, type RuntimeContainer } from '#runtime/port';
 import { crashKey, goDuration, type BackoffBook } from './backoff.js';
 import { containerRestartPolicy, isSidecar } from './init-containers.js';
 import { qosClass } from './qos.js';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, PodManifest, RestartPolicy } from '#contracts';
-import { LABELS, type RuntimeContainer } from '#runtime';
+import { LABELS, type RuntimeContainer } from '#runtime/port';
 import { BackoffBook, KUBERNETES_BACKOFF, crashKey } from './backoff.js';
 import { containerName, containerSpecHash, sandboxName } from './pod-naming.js';
 import { MINIMUM_GRACE_SECONDS, planReconcile, startKey, type Action, type DesiredPod, type PlanInput, type PodRef } from './reconcile.js';

@@ -1,5 +1,5 @@
 import type { Container, PodManifest, RestartPolicy } from '#contracts';
-import { LABELS, type RuntimeContainer } from '#runtime';
+import { LABELS, type RuntimeContainer } from '#runtime/port';
 import { crashKey, type BackoffBook } from './backoff.js';
 import { containerSpecHash } from './pod-naming.js';
 import { containerRestartPolicy, isSidecar, sidecarsOf } from './init-containers.js';
