@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,20 +43,6 @@ describe('the agent: images', () => {
     progressed = await registry.pushFresh('jetlet-test/fresh:progress', 8 * 1024 * 1024);
   });
 
-  /** jetctl with the test cluster's NATS and API. */
-  async function jetctl(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const child = spawn(process.execPath, [join(process.cwd(), 'dist/apps/cli/src/main.js'), ...args], {
-      env: { ...process.env, NATS_URL: cluster.nats.url, JETLET_SERVER: cluster.apiUrl, ...(cluster.credentials ? { JETLET_TOKEN: cluster.credentials.tokens.admin } : {}) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const code = await new Promise<number | null>((r) => child.once('exit', r));
-    return { code, stdout, stderr };
-  }
-
   after(async () => {
     await cluster?.stop();
     // Untag whatever the tests pulled (never the local jetlet/busybox:1.35 they came from).
@@ -90,7 +75,7 @@ describe('the agent: images', () => {
     await cluster.startAgent(node);
     const file = join(dir, 'progress.json');
     writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'Pod', ...imagePod('pull-progress', node, progressed) }));
-    const { code, stdout, stderr } = await jetctl('apply', '-f', file, '--wait', '--timeout', '90s');
+    const { code, stdout, stderr } = await cluster.jetctl('apply', '-f', file, '--wait', '--timeout', '90s', '--nats', cluster.nats.url);
     assert.equal(code, 0, `${stdout}\n${stderr}`);
     const lines = stdout.split('\n');
     const at = (pattern: RegExp): number => lines.findIndex((l) => pattern.test(l));
@@ -103,7 +88,7 @@ describe('the agent: images', () => {
     assert.equal(last?.[2], last?.[3], `every layer done at the end:\n${stdout}`);
     assert.ok(at(/Pulling: Pulling image/) < at(bar) && at(bar) < at(/Pulled: Successfully pulled image/), stdout);
 
-    const timeline = await jetctl('timeline', 'default/pull-progress');
+    const timeline = await cluster.jetctl('timeline', 'default/pull-progress', '--nats', cluster.nats.url);
     assert.match(timeline.stdout, /ImagePullProgress\s+pulling for main: \S+:progress \[#{20}\] 100%/, timeline.stdout + timeline.stderr);
   });
 
