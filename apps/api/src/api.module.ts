@@ -48,6 +48,8 @@ const config = loadConfig(ApiConfig);
       name: 'jetlet-api',
       source: { component: 'api' },
       publishTimeoutMs: config.BUS_TIMEOUT_SECONDS * 1000,
+      // It reads back every write it makes (read-your-writes; its own bindings).
+      reuseVerified: 4096,
     })),
   ],
   controllers: [

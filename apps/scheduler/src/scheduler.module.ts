@@ -16,6 +16,8 @@ const config = loadConfig(SchedulerConfig);
       streamReplicas: config.STREAM_REPLICAS,
       name: 'jetlet-scheduler',
       source: { component: 'scheduler' },
+      // It reads back every write it makes (read-your-writes; its own bindings).
+      reuseVerified: 4096,
     })),
   ],
   controllers: [SchedulingController],

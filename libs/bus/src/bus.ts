@@ -18,6 +18,8 @@ import {
   ContractValidationError,
   decodeEnvelope,
   MESSAGES,
+  rememberVerified,
+  reuseVerifiedEnvelopes,
   STREAM_DEFINITIONS,
   type StreamDefinition,
   subjectNodeMismatch,
@@ -57,6 +59,11 @@ export interface BusOptions {
   publishTimeoutMs?: number;
   /** The buffer of `publishBuffered` (events published while the bus is unreachable). */
   outbox?: OutboxOptions;
+  /**
+   * For a process that reads back what it writes: how many envelopes validated at publish are
+   * kept for the first consumer of the same bytes, which then skips validating them again (0, off).
+   */
+  reuseVerified?: number;
 }
 
 export interface PublishOptions {
@@ -171,6 +178,7 @@ export class Bus {
   ) {
     this.streamReplicas = options.streamReplicas ?? 1;
     this.publishTimeoutMs = options.publishTimeoutMs ?? 5000;
+    if (options.reuseVerified !== undefined) reuseVerifiedEnvelopes(options.reuseVerified);
     this.outbox = new Outbox((message) => this.publish(message.subject, message.type, message.data, message.options), isUnavailable, options.outbox);
   }
 
@@ -308,6 +316,7 @@ export class Bus {
     const parsed = decodeEnvelope(bytes);
     const mismatch = subjectNodeMismatch(subject, parsed);
     if (mismatch) throw new ContractValidationError(parsed.type, [{ field: 'data.nodeName', reason: 'FieldValueForbidden', message: mismatch }]);
+    rememberVerified(json, parsed);
     return bytes;
   }
 

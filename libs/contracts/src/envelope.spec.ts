@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeEnvelope, parseEnvelope } from './envelope.js';
+import { decodeEnvelope, parseEnvelope, rememberVerified, reuseVerifiedEnvelopes } from './envelope.js';
 import { MESSAGES, type MessageData, type MessageType } from './message-map.js';
 import { ContractValidationError, type FieldCause } from './validation.js';
 import type { PodManifest } from './pod/pod.model.js';
@@ -188,6 +188,48 @@ describe('decodeEnvelope', () => {
     const causes = causesOf(() => decodeEnvelope(bytes([1, 2, 3])));
 
     assert.deepEqual(causes, [{ field: '', reason: 'FieldValueInvalid', message: 'must be an object' }]);
+  });
+});
+
+describe('reusing envelopes validated at publish', () => {
+  it('gives the first reader of the very same bytes the validated envelope, once, and validates anything else', (t) => {
+    t.after(() => reuseVerifiedEnvelopes(0));
+    reuseVerifiedEnvelopes(2);
+    const envelope = envelopeOf('PodScheduled', PAYLOADS.PodScheduled, 1);
+    const json = JSON.stringify(envelope);
+    const validated = decodeEnvelope(new TextEncoder().encode(json));
+    rememberVerified(json, validated);
+
+    const first = decodeEnvelope(new TextEncoder().encode(json));
+    const second = decodeEnvelope(new TextEncoder().encode(json));
+
+    assert.equal(first, validated);
+    assert.notEqual(second, validated);
+    assert.deepEqual(second, validated);
+  });
+
+  it('never lets a remembered envelope stand for other bytes, and keeps no more than its capacity', (t) => {
+    t.after(() => reuseVerifiedEnvelopes(0));
+    reuseVerifiedEnvelopes(1);
+    const valid = envelopeOf('PodScheduled', PAYLOADS.PodScheduled, 1);
+    const json = JSON.stringify(valid);
+    rememberVerified(json, decodeEnvelope(new TextEncoder().encode(json)));
+    const other = JSON.stringify(envelopeOf('PodUnassigned', PAYLOADS.PodUnassigned, 1));
+    rememberVerified(other, decodeEnvelope(new TextEncoder().encode(other)));
+
+    const bad = causesOf(() => decodeEnvelope(bytes({ ...valid, data: { uid: 'not-a-uid', nodeName: 'node-1' } })));
+    const evicted = decodeEnvelope(new TextEncoder().encode(json));
+
+    assert.ok(bad.some((c) => c.field === 'data.uid'));
+    assert.deepEqual(JSON.parse(JSON.stringify(evicted)), valid);
+  });
+
+  it('remembers nothing while off', () => {
+    const json = JSON.stringify(envelopeOf('PodScheduled', PAYLOADS.PodScheduled, 1));
+    const validated = decodeEnvelope(new TextEncoder().encode(json));
+    rememberVerified(json, validated);
+
+    assert.notEqual(decodeEnvelope(new TextEncoder().encode(json)), validated);
   });
 });
 

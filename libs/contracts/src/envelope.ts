@@ -98,11 +98,41 @@ export function parseEnvelope(plain: unknown): AnyEnvelope {
   return envelope as unknown as AnyEnvelope;
 }
 
+/**
+ * Envelopes this process has just validated for a publish, by their exact JSON text. A
+ * process that reads its own writes back (the API's projection, the scheduler's bindings)
+ * gets each one once from here for the very same bytes instead of validating them a second
+ * time. Off (capacity 0) unless a process turns it on; the oldest go first.
+ */
+const verified = { capacity: 0, byText: new Map<string, AnyEnvelope>() };
+const utf8 = new TextDecoder();
+
+/** Keeps up to `capacity` envelopes validated at publish for their first reader (0 turns it off). */
+export function reuseVerifiedEnvelopes(capacity: number): void {
+  verified.capacity = capacity;
+  verified.byText.clear();
+}
+
+/** Records that `json` was validated as `envelope` (the publish side's check); a no-op while reuse is off. */
+export function rememberVerified(json: string, envelope: AnyEnvelope): void {
+  if (verified.capacity === 0) return;
+  verified.byText.set(json, envelope);
+  if (verified.byText.size > verified.capacity) verified.byText.delete(verified.byText.keys().next().value as string);
+}
+
 /** Decodes bytes from the bus and parses the envelope; malformed JSON is a validation error too. */
 export function decodeEnvelope(bytes: Uint8Array): AnyEnvelope {
+  const text = utf8.decode(bytes);
+  if (verified.byText.size > 0) {
+    const known = verified.byText.get(text);
+    if (known) {
+      verified.byText.delete(text);
+      return known;
+    }
+  }
   let plain: unknown;
   try {
-    plain = JSON.parse(new TextDecoder().decode(bytes));
+    plain = JSON.parse(text);
   } catch (error) {
     throw new ContractValidationError('envelope', [{ field: '', reason: 'FieldValueInvalid', message: 'not JSON' }], { cause: error });
   }
