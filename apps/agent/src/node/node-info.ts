@@ -25,6 +25,35 @@ function osImage(): string {
   }
 }
 
+/**
+ * `read`, taken at most once per `ttlMs` in this process: a process of hollow nodes shares one
+ * machine, so its nodes share one reading instead of each re-reading /proc and the cgroup
+ * files at every heartbeat. An agent alone (one beat per HEARTBEAT_SECONDS) reads afresh each time.
+ */
+export function sharedFor<T>(ttlMs: number, read: () => T): () => T {
+  let last: { atMs: number; value: T } | undefined;
+  return () => {
+    const now = Date.now();
+    if (!last || now - last.atMs >= ttlMs || now < last.atMs) last = { atMs: now, value: read() };
+    return last.value;
+  };
+}
+
+const cpuCount = sharedFor(500, () => cpus().length);
+
+/** Host identity that does not change while the process runs (the kubelet reads it once at start too). */
+let identity: { osImage: string; machineID: string; systemUUID: string; bootID: string } | undefined;
+
+function hostIdentity(): NonNullable<typeof identity> {
+  identity ??= {
+    osImage: osImage(),
+    machineID: hostFile('/etc/machine-id', '/var/lib/dbus/machine-id'),
+    systemUUID: hostFile('/sys/class/dmi/id/product_uuid').toLowerCase(),
+    bootID: hostFile('/proc/sys/kernel/random/boot_id'),
+  };
+  return identity;
+}
+
 /** The first line of a host file, or '' when it cannot be read (the kubelet reports what it finds). */
 function hostFile(...paths: string[]): string {
   for (const path of paths) {
@@ -52,7 +81,7 @@ export function describeNode(
 ): NodeObject {
   const os = platform();
   const memory = Math.min(totalmem(), limits.memoryBytes ?? Infinity);
-  const capacity = { cpu: formatCpu(Math.min(cpus().length, limits.cpuCores ?? Infinity)), memory: `${Math.floor(memory / 1024)}Ki`, pods: String(maxPods) };
+  const capacity = { cpu: formatCpu(Math.min(cpuCount(), limits.cpuCores ?? Infinity)), memory: `${Math.floor(memory / 1024)}Ki`, pods: String(maxPods) };
   return {
     metadata: {
       name,
@@ -72,10 +101,7 @@ export function describeNode(
         operatingSystem: os,
         architecture: ARCH[arch()] ?? arch(),
         kernelVersion: release(),
-        osImage: osImage(),
-        machineID: hostFile('/etc/machine-id', '/var/lib/dbus/machine-id'),
-        systemUUID: hostFile('/sys/class/dmi/id/product_uuid').toLowerCase(),
-        bootID: hostFile('/proc/sys/kernel/random/boot_id'),
+        ...hostIdentity(),
       },
     },
   };

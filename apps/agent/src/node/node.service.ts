@@ -9,7 +9,18 @@ import type { AgentConfig } from '../agent.config.js';
 import { DesiredStateService } from '../config/desired-state.service.js';
 import { PlegHealth } from '../pleg/pleg-health.js';
 import { allocatableFrom, parseNodeLabels, parseTaints, pressureConditions, readyCondition, takeReadings } from './node-conditions.js';
-import { describeNode, detectNodeIP } from './node-info.js';
+import { readCgroupLimits } from './cgroup-limits.js';
+import { describeNode, detectNodeIP, sharedFor } from './node-info.js';
+
+/** The machine's cgroup limits and headroom, shared by the nodes of one process (see sharedFor). */
+const machineLimits = sharedFor(500, () => readCgroupLimits());
+const machineReadings = new Map<string, () => ReturnType<typeof takeReadings>>();
+
+function readingsOf(rootDir: string): ReturnType<typeof takeReadings> {
+  let read = machineReadings.get(rootDir);
+  if (!read) machineReadings.set(rootDir, (read = sharedFor(500, () => takeReadings(rootDir, machineLimits()))));
+  return read();
+}
 
 const UNKNOWN_RUNTIME: RuntimeInfo = { name: 'docker', version: 'unknown', apiVersion: 'unknown', os: 'unknown', kernelVersion: 'unknown' };
 
@@ -82,13 +93,13 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** What pods may use: capacity less the system's reservation (a downward API resourceFieldRef to an unset limit reads it). */
   allocatable(): Record<string, string> {
-    const node = describeNode(this.config.NODE_NAME, this.nodeIP, this.config.MAX_PODS, this.runtimeInfo ?? UNKNOWN_RUNTIME, AGENT_VERSION);
+    const node = describeNode(this.config.NODE_NAME, this.nodeIP, this.config.MAX_PODS, this.runtimeInfo ?? UNKNOWN_RUNTIME, AGENT_VERSION, machineLimits());
     return allocatableFrom(node.status.capacity, this.config.SYSTEM_RESERVED, parseQuantity);
   }
 
   /** The node as it is now: capacity, labels, taints, and pressure conditions from fresh readings. */
   private describe(): NodeObject {
-    const node = describeNode(this.config.NODE_NAME, this.nodeIP, this.config.MAX_PODS, this.runtimeInfo ?? UNKNOWN_RUNTIME, AGENT_VERSION);
+    const node = describeNode(this.config.NODE_NAME, this.nodeIP, this.config.MAX_PODS, this.runtimeInfo ?? UNKNOWN_RUNTIME, AGENT_VERSION, machineLimits());
     const taints = parseTaints(this.config.REGISTER_WITH_TAINTS);
     return {
       ...node,
@@ -97,7 +108,7 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
       status: {
         ...node.status,
         allocatable: allocatableFrom(node.status.capacity, this.config.SYSTEM_RESERVED, parseQuantity),
-        conditions: this.stamp([...pressureConditions(takeReadings(this.config.AGENT_ROOT_DIR)), this.ready()]),
+        conditions: this.stamp([...pressureConditions(readingsOf(this.config.AGENT_ROOT_DIR)), this.ready()]),
       },
     };
   }
