@@ -1,24 +1,31 @@
 import { readFileSync } from 'node:fs';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Pod } from '#contracts';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { HOLLOW_READY, spawnHollow } from '../test/harness/hollow.js';
 import { sleep, waitFor, type ManagedProcess } from '../test/harness/processes.js';
-import { fmt, printTable, rssKiB, workTimeoutMs } from './bench-util.js';
+import { fmt, printTable, rssKiB, scrape, sumMetric, summary, workTimeoutMs } from './bench-util.js';
 
 /** Sizes; the environment may lower them for a quick run. */
 const NODES = Number(process.env.BENCH_HOLLOW_NODES ?? 1000);
-const PROCESSES = Number(process.env.BENCH_HOLLOW_PROCESSES ?? 4);
+const NODES_PER_PROCESS = Number(process.env.BENCH_HOLLOW_PER_PROCESS ?? 250);
 const PODS = Number(process.env.BENCH_SCHED_PODS ?? 10_000);
+/** The same-run baseline: one binding at a time, every node filtered and scored (the scheduler before pipelining and sampling). */
+const SERIAL_PODS = Number(process.env.BENCH_SCHED_SERIAL_PODS ?? 1000);
+/** How cost grows with the cluster: `nodes:pods` pairs, lighter settings for the largest. */
+const GROWTH = (process.env.BENCH_GROWTH ?? '100:2000,5000:3000')
+  .split(',')
+  .filter(Boolean)
+  .map((pair) => pair.split(':').map(Number) as [number, number]);
 const WINDOW_MS = Number(process.env.BENCH_LOAD_WINDOW_MS ?? 30_000);
 const IN_FLIGHT = 50;
 /** Creation stops here; the bench then reports what it got. */
 const SCHED_DEADLINE_MS = 240_000;
-const NS = 'sched';
 const KUBE_SCHEDULER_FLOOR = 680; // pods/s, scheduler_perf's floor for 5,000 nodes
 const CLK_TCK = 100;
 const GRACE = 5;
+const SERIAL = { BINDS_IN_FLIGHT: '1', PERCENTAGE_OF_NODES_TO_SCORE: '100' };
 
 /** utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15). */
 function cpuSeconds(pid: number): number {
@@ -58,96 +65,264 @@ async function readyNodes(cluster: Cluster, prefix: string): Promise<number> {
     .length;
 }
 
-/** Starts NODES hollow agents in PROCESSES processes and waits until all are Ready in the API. */
-async function startHollowNodes(cluster: Cluster, prefix: string, env: Record<string, string>): Promise<ManagedProcess[]> {
-  const per = Math.ceil(NODES / PROCESSES);
+/** Starts `nodes` hollow agents, NODES_PER_PROCESS to a process, and waits until all are Ready in the API. */
+async function startHollowNodes(cluster: Cluster, prefix: string, nodes: number, env: Record<string, string>): Promise<ManagedProcess[]> {
   const procs: ManagedProcess[] = [];
-  for (let first = 0; first < NODES; first += per) procs.push(spawnHollow(cluster.nats.url, prefix, Math.min(per, NODES - first), env, first));
-  await Promise.all(procs.map((p) => p.waitForLine(HOLLOW_READY, 300_000)));
-  await waitFor(`${NODES} hollow nodes Ready`, async () => (await readyNodes(cluster, prefix)) === NODES, workTimeoutMs(NODES, 500), 1000);
+  for (let first = 0; first < nodes; first += NODES_PER_PROCESS) procs.push(spawnHollow(cluster.nats.url, prefix, Math.min(NODES_PER_PROCESS, nodes - first), env, first));
+  await Promise.all(procs.map((p) => p.waitForLine(HOLLOW_READY, 600_000)));
+  await waitFor(`${nodes} hollow nodes Ready`, async () => (await readyNodes(cluster, prefix)) === nodes, workTimeoutMs(nodes, 500), 1000);
   return procs;
 }
 
-/** (a) + (b): control-plane load with 0 and NODES idle nodes, then scheduler throughput over those nodes. */
-async function scale(): Promise<void> {
-  const cluster = await Cluster.start({ RESYNC_SECONDS: '5' });
+/** The scheduler's /metrics address, from the line it logs at start. */
+async function metricsUrl(scheduler: ManagedProcess): Promise<string> {
+  const line = await scheduler.waitForLine(/metrics on http:\/\/\S+\/metrics/);
+  const match = /(http:\/\/\S+)\/metrics/.exec(line);
+  if (!match?.[1]) throw new Error(`no metrics address in ${line}`);
+  return match[1];
+}
+
+interface Throughput {
+  nodes: number;
+  created: number;
+  failed: number;
+  bound: number;
+  boundPerSecond: number;
+  createdPerSecond: number;
+  createP50Ms: number;
+  createP99Ms: number;
+  schedulerCpuPercent: number;
+  schedulerRssMiB: number;
+  messagesPerSecond: number;
+  /** Scheduler seconds by phase over the run, and its whole CPU time. */
+  candidatesSeconds: number;
+  filterScoreSeconds: number;
+  bindSeconds: number;
+  cpuSeconds: number;
+  seconds: number;
+}
+
+/**
+ * POSTs `pods` pods, IN_FLIGHT at a time, and follows every PodScheduled on the pods'
+ * subjects (a core subscription sees every append): bound pods per second from the first
+ * POST to the last binding, each create's latency, and where the scheduler's time went.
+ */
+async function throughput(cluster: Cluster, nc: NatsConnection, scheduler: ManagedProcess, namespace: string, pods: number, nodes: number): Promise<Throughput> {
+  const url = await metricsUrl(scheduler);
+  const pid = scheduler.child.pid ?? 0;
+  let bound = 0;
+  let lastBoundAt = 0;
+  const prefix = `jetlet.pods.${namespace}.`;
+  const sub = nc.subscribe(`${prefix}>`, {
+    callback: (error, msg) => {
+      if (error) return;
+      if (msg.json<{ type: string }>().type === 'PodScheduled') {
+        bound++;
+        lastBoundAt = performance.now();
+      }
+    },
+  });
+  await nc.flush();
+  await cluster.ensureNamespace(namespace);
+  const before = await scrape(url);
+  const [m0, c0] = [await appended(nc), cpuSeconds(pid)];
+  const startedAt = performance.now();
+  const latencies: number[] = [];
+  let next = 0;
+  let created = 0;
+  let failed = 0;
+  const post = async (): Promise<void> => {
+    while (next < pods && performance.now() - startedAt < SCHED_DEADLINE_MS) {
+      const i = next++;
+      const sent = performance.now();
+      const { status } = await cluster.request<Pod>('POST', `/api/v1/namespaces/${namespace}/pods`, {
+        metadata: { name: `s-${i}` },
+        spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }] },
+      });
+      latencies.push(performance.now() - sent);
+      if (status === 201) created++;
+      else failed++;
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, post));
+  const createdAt = performance.now();
+  await waitFor(`${created} pods bound`, () => bound >= created, Math.max(30_000, SCHED_DEADLINE_MS + 60_000 - (createdAt - startedAt)), 200).catch(() => undefined);
+  const seconds = ((bound > 0 ? lastBoundAt : performance.now()) - startedAt) / 1000;
+  const [m1, c1] = [await appended(nc), cpuSeconds(pid)];
+  const after = await scrape(url);
+  sub.unsubscribe();
+  const phase = (name: string): number =>
+    sumMetric(after, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name) - sumMetric(before, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name);
+  const { p50, p99 } = summary(latencies);
+  return {
+    nodes,
+    created,
+    failed,
+    bound,
+    boundPerSecond: bound / seconds,
+    createdPerSecond: created / ((createdAt - startedAt) / 1000),
+    createP50Ms: p50,
+    createP99Ms: p99,
+    schedulerCpuPercent: ((c1 - c0) / seconds) * 100,
+    schedulerRssMiB: rssKiB(pid) / 1024,
+    messagesPerSecond: (m1 - m0) / seconds,
+    candidatesSeconds: phase('candidates'),
+    filterScoreSeconds: phase('filter_score'),
+    bindSeconds: phase('bind'),
+    cpuSeconds: c1 - c0,
+    seconds,
+  };
+}
+
+/**
+ * JetStream alone, as the API uses it: `pods` publishes of a created pod's size, IN_FLIGHT at a
+ * time, each awaiting its ack, on a scratch stream of the same server (the ceiling the API's creates sit under).
+ */
+async function rawPublishes(nc: NatsConnection, pods: number): Promise<{ perSecond: number; p99Ms: number }> {
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({ name: 'BENCH_RAW', subjects: ['bench.raw.>'] });
+  const js = jetstream(nc);
+  const payload = new TextEncoder().encode(JSON.stringify({ pad: 'x'.repeat(1500) }));
+  const latencies: number[] = [];
+  let next = 0;
+  const startedAt = performance.now();
+  const publish = async (): Promise<void> => {
+    while (next < pods) {
+      const i = next++;
+      const sent = performance.now();
+      await js.publish(`bench.raw.${i}`, payload, { expect: { lastSubjectSequence: 0 } });
+      latencies.push(performance.now() - sent);
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, publish));
+  const seconds = (performance.now() - startedAt) / 1000;
+  await jsm.streams.delete('BENCH_RAW');
+  return { perSecond: pods / seconds, p99Ms: summary(latencies).p99 };
+}
+
+/** One cluster with `nodes` hollow nodes; `run` gets it once every node is Ready. */
+async function withHollowCluster<T>(
+  nodes: number,
+  env: Record<string, string>,
+  run: (cluster: Cluster, nc: NatsConnection, procs: ManagedProcess[], bootSeconds: number) => Promise<T>,
+): Promise<T> {
+  const cluster = await Cluster.start({ RESYNC_SECONDS: '5', ...env });
   const nc = await connect({ servers: cluster.nats.url });
-  const schedulerPid = cluster.scheduler.child.pid ?? 0;
   let procs: ManagedProcess[] = [];
   try {
-    await sleep(3000);
-    const empty = await measureLoad(nc, schedulerPid);
-    const prefix = uniqueName('hn');
     const bootAt = performance.now();
-    procs = await startHollowNodes(cluster, prefix, { HEARTBEAT_SECONDS: '10', RESYNC_SECONDS: '10', LOG_LEVEL: 'warn' });
+    procs = await startHollowNodes(cluster, uniqueName('hn'), nodes, { HEARTBEAT_SECONDS: '10', RESYNC_SECONDS: '10', LOG_LEVEL: 'warn' });
     const bootSeconds = (performance.now() - bootAt) / 1000;
-    const hollowRss = procs.map((p) => rssKiB(p.child.pid ?? 0) / 1024);
     await sleep(10_000); // registrations and first status reports settle
-    const loaded = await measureLoad(nc, schedulerPid);
-    printTable(
-      `control-plane load, ${(WINDOW_MS / 1000).toFixed(0)} s windows: 0 nodes vs ${NODES} hollow nodes heartbeating every 10 s (${procs.length} processes, all Ready after ${bootSeconds.toFixed(0)} s)`,
-      ['0 nodes', `${NODES} nodes`],
-      [
-        ['JetStream messages appended per second (all streams)', fmt(empty.messagesPerSecond, 1), fmt(loaded.messagesPerSecond, 1)],
-        ['  expected from heartbeats alone (nodes / 10 s)', 0, fmt(NODES / 10, 1)],
-        ['scheduler CPU (% of one core)', fmt(empty.cpuPercent, 1), fmt(loaded.cpuPercent, 1)],
-        ['scheduler resident memory, VmRSS (MiB)', fmt(empty.rssMiB, 0), fmt(loaded.rssMiB, 0)],
-        ['hollow process resident memory, VmRSS (MiB, each)', '-', hollowRss.map((r) => fmt(r, 0)).join('/')],
-      ],
-    );
-
-    // (a) scheduler throughput: count PodScheduled envelopes on the pods' subjects (a core subscription sees every append).
-    let scheduled = 0;
-    let lastScheduledAt = 0;
-    const sub = nc.subscribe('jetlet.pods.>', {
-      callback: (error, msg) => {
-        if (error) return;
-        if (msg.json<{ type: string }>().type === 'PodScheduled') {
-          scheduled++;
-          lastScheduledAt = performance.now();
-        }
-      },
-    });
-    await nc.flush();
-    await cluster.ensureNamespace(NS);
-    const startedAt = performance.now();
-    let next = 0;
-    let created = 0;
-    let failed = 0;
-    const post = async (): Promise<void> => {
-      while (next < PODS && performance.now() - startedAt < SCHED_DEADLINE_MS) {
-        const i = next++;
-        const { status } = await cluster.request<Pod>('POST', `/api/v1/namespaces/${NS}/pods`, {
-          metadata: { name: `s-${i}` },
-          spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }] },
-        });
-        if (status === 201) created++;
-        else failed++;
-      }
-    };
-    await Promise.all(Array.from({ length: IN_FLIGHT }, post));
-    const createdAt = performance.now();
-    await waitFor(`${created} pods scheduled`, () => scheduled >= created, Math.max(30_000, SCHED_DEADLINE_MS + 60_000 - (createdAt - startedAt)), 200).catch(
-      () => undefined,
-    );
-    sub.unsubscribe();
-    const seconds = (lastScheduledAt - startedAt) / 1000;
-    const scaledDown = created < PODS ? ` (scaled down from ${PODS}: creation stopped at the ${SCHED_DEADLINE_MS / 1000} s bound)` : '';
-    printTable(
-      `scheduler throughput: ${NODES} hollow nodes, ${created} pods${scaledDown}, ${IN_FLIGHT} POSTs in flight`,
-      ['jetlet', 'kube-scheduler'],
-      [
-        ['pods bound per second, first POST to last PodScheduled', fmt(scheduled / seconds, 0), `${KUBE_SCHEDULER_FLOOR} (floor, 5,000 nodes, scheduler_perf)`],
-        ['pods created (201) / failed POSTs / bound', `${created}/${failed}/${scheduled}`, '-'],
-        ['creation rate (pods/s, API)', fmt(created / ((createdAt - startedAt) / 1000), 0), '-'],
-        ['seconds, first POST to last bound', fmt(seconds, 1), '-'],
-      ],
-    );
+    return await run(cluster, nc, procs, bootSeconds);
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
     await nc.close();
     await cluster.stop();
   }
+}
+
+/** (a) + (b): control-plane load with 0 and NODES idle nodes, then scheduler throughput over those nodes beside its serial baseline. */
+async function scale(): Promise<Throughput> {
+  let empty: Load | undefined;
+  {
+    const cluster = await Cluster.start({ RESYNC_SECONDS: '5' });
+    const nc = await connect({ servers: cluster.nats.url });
+    try {
+      await sleep(3000);
+      empty = await measureLoad(nc, cluster.scheduler.child.pid ?? 0);
+    } finally {
+      await nc.close();
+      await cluster.stop();
+    }
+  }
+  const idle = empty;
+  // The cluster's own scheduler runs the serial baseline; a second one, with the defaults, the real run.
+  return withHollowCluster(NODES, SERIAL, async (cluster, nc, procs, bootSeconds) => {
+    const hollowRss = procs.map((p) => rssKiB(p.child.pid ?? 0) / 1024);
+    const loaded = await measureLoad(nc, cluster.scheduler.child.pid ?? 0);
+    printTable(
+      `control-plane load, ${(WINDOW_MS / 1000).toFixed(0)} s windows: 0 nodes vs ${NODES} hollow nodes heartbeating every 10 s (${procs.length} processes, all Ready after ${bootSeconds.toFixed(0)} s)`,
+      ['0 nodes', `${NODES} nodes`],
+      [
+        ['JetStream messages appended per second (all streams)', fmt(idle.messagesPerSecond, 1), fmt(loaded.messagesPerSecond, 1)],
+        ['  expected from heartbeats alone (nodes / 10 s)', 0, fmt(NODES / 10, 1)],
+        ['scheduler CPU (% of one core)', fmt(idle.cpuPercent, 1), fmt(loaded.cpuPercent, 1)],
+        ['scheduler resident memory, VmRSS (MiB)', fmt(idle.rssMiB, 0), fmt(loaded.rssMiB, 0)],
+        ['hollow process resident memory, VmRSS (MiB, each)', '-', hollowRss.map((r) => fmt(r, 0)).join('/')],
+      ],
+    );
+    const serial = await throughput(cluster, nc, cluster.scheduler, 'sched-serial', SERIAL_PODS, NODES);
+    await cluster.scheduler.stop();
+    const raw = await rawPublishes(nc, 5000);
+    // A failure of the real run still shows the baseline.
+    let run: Throughput | undefined;
+    try {
+      const scheduler = await cluster.startExtraScheduler({ RESYNC_SECONDS: '5' }, 300_000);
+      run = await throughput(cluster, nc, scheduler, 'sched', PODS, NODES);
+    } finally {
+      const r = run;
+      const scaledDown = r && r.created < PODS ? ` (scaled down from ${PODS}: creation stopped at the ${SCHED_DEADLINE_MS / 1000} s bound)` : '';
+      printTable(
+        `scheduler throughput: ${NODES} hollow nodes, ${r?.created ?? 0} pods${scaledDown}, ${IN_FLIGHT} POSTs in flight; baseline: the same scheduler binding one pod at a time over every node (BINDS_IN_FLIGHT=1, PERCENTAGE_OF_NODES_TO_SCORE=100), ${serial.created} pods, same run`,
+        ['jetlet', 'serial', 'kube-scheduler'],
+        [
+          ['pods bound per second, first POST to last PodScheduled', fmt(r?.boundPerSecond, 0), fmt(serial.boundPerSecond, 0), `${KUBE_SCHEDULER_FLOOR} (floor, 5,000 nodes)`],
+          ['pods created (201) / failed POSTs / bound', r ? `${r.created}/${r.failed}/${r.bound}` : '-', `${serial.created}/${serial.failed}/${serial.bound}`, '-'],
+          ['seconds, first POST to last bound', fmt(r?.seconds, 1), fmt(serial.seconds, 1), '-'],
+        ],
+      );
+    }
+    printTable(
+      `where the time goes (same run): API creates beside bare JetStream publishes of the same size and concurrency; the scheduler's CPU by phase`,
+      ['jetlet', 'serial', 'baseline'],
+      [
+        ['API: pods created per second (50 in flight)', fmt(run.createdPerSecond, 0), fmt(serial.createdPerSecond, 0), `${fmt(raw.perSecond, 0)} (JetStream publishes/s)`],
+        ['API: one create, p50 ms', fmt(run.createP50Ms, 1), fmt(serial.createP50Ms, 1), '-'],
+        ['API: one create, p99 ms', fmt(run.createP99Ms, 1), fmt(serial.createP99Ms, 1), `${fmt(raw.p99Ms, 1)} (publish p99)`],
+        ['scheduler CPU (% of one core)', fmt(run.schedulerCpuPercent, 0), fmt(serial.schedulerCpuPercent, 0), '-'],
+        ['  filter/score, ms per pod bound', fmt((run.filterScoreSeconds * 1000) / run.bound, 3), fmt((serial.filterScoreSeconds * 1000) / serial.bound, 3), '-'],
+        ['  candidate table, % of its CPU', fmt((100 * run.candidatesSeconds) / run.cpuSeconds, 0), fmt((100 * serial.candidatesSeconds) / serial.cpuSeconds, 0), '-'],
+        ['  filter/score, % of its CPU', fmt((100 * run.filterScoreSeconds) / run.cpuSeconds, 0), fmt((100 * serial.filterScoreSeconds) / serial.cpuSeconds, 0), '-'],
+        [
+          '  bus (decode + validate, encode, NATS client, GC), % of its CPU',
+          fmt((100 * (run.cpuSeconds - run.candidatesSeconds - run.filterScoreSeconds)) / run.cpuSeconds, 0),
+          fmt((100 * (serial.cpuSeconds - serial.candidatesSeconds - serial.filterScoreSeconds)) / serial.cpuSeconds, 0),
+          '-',
+        ],
+        ['bind: PodScheduled sent to PodAssigned stored, mean ms', fmt((run.bindSeconds * 1000) / run.bound, 1), fmt((serial.bindSeconds * 1000) / serial.bound, 1), '-'],
+        ['bind: bindings in flight, mean', fmt(run.bindSeconds / run.seconds, 1), fmt(serial.bindSeconds / serial.seconds, 1), '-'],
+        ['JetStream messages appended per second', fmt(run.messagesPerSecond, 0), fmt(serial.messagesPerSecond, 0), '-'],
+      ],
+    );
+    return run;
+  });
+}
+
+/** How cost grows with the number of nodes: the same measurement at each size of GROWTH, beside the NODES run. */
+async function growth(main: Throughput | undefined): Promise<void> {
+  const runs: Throughput[] = main ? [main] : [];
+  for (const [nodes, pods] of GROWTH) {
+    try {
+      runs.push(await withHollowCluster(nodes, {}, (cluster, nc) => throughput(cluster, nc, cluster.scheduler, 'sched', pods, nodes)));
+    } catch (error) {
+      console.error(`growth run at ${nodes} nodes failed: ${(error as Error).message}`);
+    }
+  }
+  runs.sort((a, b) => a.nodes - b.nodes);
+  printTable(
+    `how cost grows with the nodes (each size its own cluster in this run; pods created: ${runs.map((r) => `${r.created} at ${r.nodes}`).join(', ')})`,
+    runs.map((r) => `${r.nodes} nodes`),
+    [
+      ['pods bound per second', ...runs.map((r) => fmt(r.boundPerSecond, 0))],
+      ['API pods created per second', ...runs.map((r) => fmt(r.createdPerSecond, 0))],
+      ['API one create, p99 ms', ...runs.map((r) => fmt(r.createP99Ms, 0))],
+      ['scheduler CPU (% of one core)', ...runs.map((r) => fmt(r.schedulerCpuPercent, 0))],
+      ['scheduler resident memory (MiB)', ...runs.map((r) => fmt(r.schedulerRssMiB, 0))],
+      ['filter/score, ms per pod bound', ...runs.map((r) => fmt((r.filterScoreSeconds * 1000) / r.bound, 3))],
+      ['JetStream messages appended per second', ...runs.map((r) => fmt(r.messagesPerSecond, 0))],
+    ],
+  );
 }
 
 /** (c) an agent's death (SIGKILL of its process) to its node showing Ready=Unknown. */
@@ -183,6 +358,20 @@ async function nodeDeath(): Promise<void> {
   }
 }
 
+// Each part runs even when one before it fails; any failure fails the bench at the end.
 const only = process.env.BENCH_ONLY;
-if (!only || only === 'death') await nodeDeath();
-if (!only || only === 'scale') await scale();
+let failures = 0;
+const part = async <T>(name: string, run: () => Promise<T>): Promise<T | undefined> => {
+  if (only && only !== name) return undefined;
+  try {
+    return await run();
+  } catch (error) {
+    failures++;
+    console.error(`${name} failed: ${(error as Error).stack ?? String(error)}`);
+    return undefined;
+  }
+};
+await part('death', nodeDeath);
+const main = await part('scale', scale);
+await part('growth', () => growth(main));
+if (failures > 0) process.exitCode = 1;

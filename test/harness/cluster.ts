@@ -110,10 +110,10 @@ export class Cluster {
   }
 
   /** Starts one more scheduler against the same NATS (stopped with the cluster). */
-  async startExtraScheduler(env: Record<string, string> = {}): Promise<ManagedProcess> {
+  async startExtraScheduler(env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ManagedProcess> {
     const scheduler = startApp('scheduler', `scheduler ${this.extraSchedulers.length + 2}`, { NATS_URL: this.nats.url, METRICS_PORT: '0', ...FAST, ...env });
     this.extraSchedulers.push(scheduler);
-    await scheduler.waitForLine(/scheduler running/);
+    await scheduler.waitForLine(/scheduler running/, timeoutMs);
     return scheduler;
   }
 
