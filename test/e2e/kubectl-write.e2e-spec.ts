@@ -198,7 +198,7 @@ describe('kubectl writes', () => {
     assert.equal((await pod('web')).spec.containers[0]?.image, OTHER_IMAGE);
   });
 
-  it('validates server-side as kubectl asks: Strict names unknown fields, a field jetlet cannot honour is a 422', async () => {
+  it('validates server-side as kubectl asks: Strict names unknown fields, Warn warns, Ignore drops them, a field jetlet cannot honour is a 422', async () => {
     const typo = JSON.stringify({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -220,6 +220,34 @@ describe('kubectl writes', () => {
     );
     const { status } = await cluster.request('GET', '/api/v1/namespaces/default/pods/typo');
     assert.equal(status, 404);
+
+    // Warn: accepted without the unknown field, with kube-apiserver's warning, which kubectl prints.
+    const warned = await kubectl.run(['create', '--validate=warn', '-f', '-'], typo);
+    assert.equal(warned.code, 0, warned.stderr);
+    assert.equal(warned.stdout.trim(), 'pod/typo created');
+    assert.match(warned.stderr, /^Warning: unknown field "spec\.containers\[0\]\.imagee"$/m);
+    const created = await pod('typo');
+    assert.equal(created.spec.containers[0]?.image, IMAGE);
+    assert.equal((created.spec.containers[0] as unknown as Record<string, unknown>).imagee, undefined);
+
+    // Ignore: dropped silently, on a write of an existing object too.
+    const ignored = await kubectl.run(['replace', '--validate=false', '-f', '-'], JSON.stringify({ ...JSON.parse(typo), metadata: { name: 'typo', colour: 'red' } }));
+    assert.equal(ignored.code, 0, ignored.stderr);
+    assert.doesNotMatch(ignored.stderr, /Warning/);
+    assert.equal((await pod('typo')).metadata.uid, created.metadata.uid);
+    // kubectl patch sends no directive: Warn, the API server's default, judges the patched object.
+    const patched = await kubectl.run(['patch', 'pod', 'typo', '--type=merge', '-p', '{"metadata":{"labelz":{"a":"b"}}}']);
+    assert.equal(patched.code, 0, patched.stderr);
+    assert.match(patched.stderr, /^Warning: unknown field "metadata\.labelz"$/m);
+    const strictPatch = await cluster.request<{ code: number; message: string }>(
+      'PATCH',
+      '/api/v1/namespaces/default/pods/typo?fieldValidation=Strict',
+      { spec: { activeDeadlineSecondz: 5 } },
+      'application/merge-patch+json',
+    );
+    assert.equal(strictPatch.status, 400);
+    assert.match(strictPatch.body.message, /strict decoding error: unknown field "spec\.activeDeadlineSecondz"/);
+    await kubectl.ok(['delete', 'pod', 'typo', '--wait=false']);
   });
 
   it('explains pod fields from the OpenAPI document', async () => {

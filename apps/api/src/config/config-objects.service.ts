@@ -15,6 +15,7 @@ import {
 import { configView, type ConfigObject, type ConfigRecord, type ConfigTable } from '#domain';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
+import { decodeFields } from '../errors/field-validation.context.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import { ProjectionService } from '../projection/projection.service.js';
 
@@ -169,6 +170,7 @@ export class ConfigObjectsService {
 
   /** Validates a manifest as the API server does, naming every bad field; never echoes a Secret's value. */
   private validate(kind: ConfigKind, namespace: string, body: unknown): { name: string; accepted: Accepted } {
+    body = decodeFields(kind, kind === 'ConfigMap' ? 'V1ConfigMap' : 'V1Secret', body);
     const bodyName = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
     const display = typeof bodyName === 'string' ? bodyName : '';
     let manifest: ConfigMapManifest | SecretManifest;

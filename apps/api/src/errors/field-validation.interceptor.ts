@@ -1,17 +1,22 @@
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
-import type { Request } from 'express';
-import { catchError, type Observable } from 'rxjs';
-import { UNSUPPORTED_FIELD_MESSAGE } from '#contracts';
-import { KubeStatusException, type KubeStatus } from './kube-status.exception.js';
+import type { Request, Response } from 'express';
+import { Observable, tap } from 'rxjs';
+import { KubeStatusException } from './kube-status.exception.js';
+import { withFieldValidation, type FieldValidationDirective } from './field-validation.context.js';
 
-const DIRECTIVES = ['Ignore', 'Warn', 'Strict'];
+const DIRECTIVES: FieldValidationDirective[] = ['Ignore', 'Warn', 'Strict'];
+
+/** A warning header's value as kube-apiserver writes it: code 299, agent `-`, the text quoted. */
+function warningHeader(text: string): string {
+  return `299 - ${JSON.stringify(text)}`;
+}
 
 /**
- * Server-side field validation (`fieldValidation=Strict|Warn|Ignore`, what kubectl sends). A
- * field jetlet does not know is either a Kubernetes field it cannot honour or a typo, and
- * dropping either would run something other than what was asked; so it is never ignored:
- * under Strict it is the API server's 400 strict decoding error naming each unknown field,
- * otherwise the 422 naming each field jetlet does not support.
+ * Server-side field validation (`fieldValidation=Strict|Warn|Ignore`; kubectl sends Strict
+ * with `--validate=strict`, its default, Warn with `--validate=warn`, Ignore with
+ * `--validate=false`; absent means Warn, as in kube-apiserver). The directive is put in scope
+ * for the handler, which decodes what it writes with `decodeFields`; what that warned goes
+ * out as `Warning` headers, which kubectl prints.
  */
 @Injectable()
 export class FieldValidationInterceptor implements NestInterceptor {
@@ -19,24 +24,23 @@ export class FieldValidationInterceptor implements NestInterceptor {
     if (context.getType() !== 'http') return next.handle();
     const request = context.switchToHttp().getRequest<Request>();
     const raw = request.query.fieldValidation;
-    const directive = typeof raw === 'string' ? raw : undefined;
-    if (directive !== undefined && directive !== '' && !DIRECTIVES.includes(directive)) {
-      throw KubeStatusException.badRequest(`fieldValidation must be one of "Ignore", "Warn", "Strict", got "${directive}"`);
+    const given = typeof raw === 'string' && raw !== '' ? raw : undefined;
+    if (given !== undefined && !DIRECTIVES.includes(given as FieldValidationDirective)) {
+      throw KubeStatusException.badRequest(`fieldValidation must be one of "Ignore", "Warn", "Strict", got "${given}"`);
     }
-    if (directive !== 'Strict') return next.handle();
-    return next.handle().pipe(
-      catchError((error: unknown) => {
-        if (!(error instanceof KubeStatusException) || error.getStatus() !== 422) throw error;
-        const body = error.getResponse() as KubeStatus;
-        const unknown = (body.details?.causes ?? []).filter((c) => c.reason === 'FieldValueNotSupported' && c.message === UNSUPPORTED_FIELD_MESSAGE);
-        if (unknown.length === 0) throw error;
-        const kind = body.details?.kind ?? 'Object';
-        throw new KubeStatusException(
-          400,
-          'BadRequest',
-          `${kind} in version "v1" cannot be handled as a ${kind}: strict decoding error: ${unknown.map((c) => `unknown field "${c.field}"`).join(', ')}`,
-        );
-      }),
+    const directive = (given as FieldValidationDirective | undefined) ?? 'Warn';
+    const response = context.switchToHttp().getResponse<Response>();
+    return new Observable((subscriber) =>
+      withFieldValidation(directive, (warnings) =>
+        next
+          .handle()
+          .pipe(
+            tap(() => {
+              if (warnings.length > 0 && !response.headersSent) response.appendHeader('Warning', [...new Set(warnings)].map(warningHeader));
+            }),
+          )
+          .subscribe(subscriber),
+      ),
     );
   }
 }

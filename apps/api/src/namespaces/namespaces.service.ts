@@ -5,6 +5,7 @@ import { DNS1123_LABEL, STREAMS, SUBJECTS, type MessageData } from '#contracts';
 import { namespaceView, SYSTEM_NAMESPACES, UNDELETABLE_NAMESPACES, type NamespaceObject, type NamespaceRecord } from '#domain';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
+import { decodeFields } from '../errors/field-validation.context.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import { ConfigObjectsService } from '../config/config-objects.service.js';
 import { PodsService } from '../pods/pods.service.js';
@@ -63,6 +64,7 @@ export class NamespacesService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   async create(body: unknown): Promise<NamespaceObject> {
+    body = decodeFields('Namespace', 'V1Namespace', body);
     const object = (typeof body === 'object' && body !== null ? body : {}) as { apiVersion?: unknown; kind?: unknown; metadata?: Record<string, unknown> };
     const name = object.metadata?.name;
     const labels = object.metadata?.labels;

@@ -27,6 +27,7 @@ import {
 import { podRef } from '#observability';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
+import { decodeFields } from '../errors/field-validation.context.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import type { FieldManagement } from '../options/field-manager.js';
 import { ProjectionService } from '../projection/projection.service.js';
@@ -161,6 +162,7 @@ export class PodsService {
 
   /** With `dryRun`, everything but the write: validated, defaulted and answered as if stored (no resourceVersion, as Kubernetes). */
   async create(namespace: string, body: unknown, dryRun = false, management: FieldManagement = DEFAULT_MANAGEMENT, applied?: Managers): Promise<Pod> {
+    body = decodeFields('Pod', 'V1Pod', body);
     const podName = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
     this.admitToNamespace(namespace, typeof podName === 'string' ? podName : '');
     let manifest: PodManifest;
@@ -319,7 +321,7 @@ export class PodsService {
           { name, kind: 'pods' },
         );
       }
-      const { status: _ignored, ...manifest } = this.validate(namespace, proposed);
+      const { status: _ignored, ...manifest } = this.validate(namespace, decodeFields('Pod', 'V1Pod', proposed));
       if (manifest.metadata.name !== name)
         throw KubeStatusException.badRequest(`the name of the object (${manifest.metadata.name}) does not match the name on the URL (${name})`);
       if (manifest.metadata.uid !== undefined && manifest.metadata.uid !== record.uid) {
