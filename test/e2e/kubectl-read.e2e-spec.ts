@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import type { Pod } from '#contracts';
+import { connect } from '@nats-io/transport-node';
+import { token, type Pod } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
 import { waitFor } from '../harness/processes.js';
 
@@ -298,5 +299,62 @@ describe('kubectl reads, selects and watches', () => {
     }
     const listedNs = await kubectl(['get', 'namespaces', '--chunk-size=2', '-o', 'name']);
     assert.ok(listedNs.stdout.split('\n').includes(`namespace/${name}`), listedNs.stdout);
+  });
+
+  it('aggregates the repeats of a crash-looping pod into one Event whose count grows, without a message per repeat', { timeout: 240_000 }, async () => {
+    // An agent whose crash back-off is 1 s, so the pod restarts every second or two.
+    const fast = uniqueName('kubectl-crash');
+    await cluster.startAgent(fast, { BACKOFF_BASE_SECONDS: '1', BACKOFF_CAP_SECONDS: '1' });
+    // Every PodEvent message about the pod that reaches the bus, by reason.
+    const nc = await connect({ servers: cluster.nats.url });
+    const published = new Map<string, number>();
+    nc.subscribe(`jetlet.events.${token(fast)}.>`, {
+      callback: (error, msg) => {
+        if (error) return;
+        const envelope = msg.json<{ type: string; data: { name?: string; reason?: string } }>();
+        if (envelope.type === 'PodEvent' && envelope.data.name === 'crasher') {
+          published.set(envelope.data.reason ?? '', (published.get(envelope.data.reason ?? '') ?? 0) + 1);
+        }
+      },
+    });
+    await nc.flush();
+    try {
+      await cluster.createPod('default', {
+        metadata: { name: 'crasher' },
+        spec: { nodeName: fast, terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sh', '-c', 'exit 1'] }] },
+      });
+      const startedEvents = async (): Promise<Array<{ count: number; firstTimestamp: string; lastTimestamp: string; metadata: { name: string } }>> => {
+        const { body } = await cluster.request<{ items: Array<{ count: number; firstTimestamp: string; lastTimestamp: string; metadata: { name: string } }> }>(
+          'GET',
+          '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dcrasher,reason%3DStarted',
+        );
+        return body.items;
+      };
+      const first = await waitFor('the first Started event', async () => (await startedEvents())[0], 120_000, 500);
+      await cluster.withLogs(waitFor('16 starts of the crash-looping container', async () => ((await startedEvents())[0]?.count ?? 0) >= 16, 180_000, 1000));
+      const sut = await startedEvents();
+      assert.equal(sut.length, 1, 'one Event for all the starts');
+      assert.equal(sut[0]?.metadata.name, first.metadata.name);
+      assert.equal(sut[0]?.firstTimestamp, first.firstTimestamp);
+      assert.ok(Date.parse(sut[0]?.lastTimestamp ?? '') > Date.parse(first.lastTimestamp));
+      const messages = published.get('Started') ?? 0;
+      assert.ok(messages <= 8, `${messages} Started messages for ${sut[0]?.count} starts`);
+
+      // kubectl shows the series as it does Kubernetes': `describe`, `events` and `get events -o wide`.
+      const described = await kubectl(['describe', 'pod', 'crasher']);
+      assert.equal(described.code, 0, described.stderr);
+      assert.match(described.stdout, /Normal\s+Started\s+\S+ \(x\d+ over \S+\)\s+jetlet/);
+      const events = await kubectl(['events', '--for', 'pod/crasher']);
+      assert.equal(events.code, 0, events.stderr);
+      assert.match(events.stdout, /\S+ \(x\d+ over \S+\)\s+Normal\s+Started\s+Pod\/crasher/);
+      const wide = await kubectl(['get', 'events', '-o', 'wide', '--field-selector', 'involvedObject.name=crasher,reason=Started']);
+      assert.equal(wide.code, 0, wide.stderr);
+      const [header, row] = wide.stdout.trim().split('\n');
+      assert.match(header ?? '', /COUNT/);
+      assert.match(row ?? '', new RegExp(`\\s${sut[0]?.metadata.name.replace('.', '\\.')}$`));
+    } finally {
+      await nc.close();
+      await kubectl(['delete', 'pod', 'crasher', '--wait=true']);
+    }
   });
 });

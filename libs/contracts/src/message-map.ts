@@ -36,7 +36,7 @@ export const MESSAGES = {
   PodUnassigned: { version: 1, data: PodUnassignedEvent },
   PodStatusReported: { version: 1, data: PodStatusReportedEvent },
   ContainerEvent: { version: 1, data: ContainerEventEvent },
-  PodEvent: { version: 1, data: PodEventEvent },
+  PodEvent: { version: 2, data: PodEventEvent },
   NodeRegistered: { version: 1, data: NodeRegisteredEvent },
   NodeHeartbeat: { version: 1, data: NodeHeartbeatEvent },
   NodeEvent: { version: 1, data: NodeEventEvent },
@@ -64,6 +64,8 @@ export type MessageData<T extends MessageType> = InstanceType<(typeof MESSAGES)[
  * Payload classes by (type, version). Old versions stay here, marked @deprecated in their
  * class, until no stream holds them.
  */
-export const MESSAGE_VERSIONS: Record<string, ClassConstructor<object>> = Object.fromEntries(
-  Object.entries(MESSAGES).map(([type, m]) => [`${type}/v${m.version}`, m.data]),
-);
+export const MESSAGE_VERSIONS: Record<string, ClassConstructor<object>> = {
+  ...Object.fromEntries(Object.entries(MESSAGES).map(([type, m]) => [`${type}/v${m.version}`, m.data])),
+  // v1 is v2 without a series (a one-off event); v2's class reads it, its new fields being optional.
+  'PodEvent/v1': PodEventEvent,
+};

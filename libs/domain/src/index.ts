@@ -11,6 +11,7 @@ export * from './backoff.js';
 export * from './image-reference.js';
 export * from './patch.js';
 export * from './event-log.js';
+export * from './event-correlator.js';
 export * from './probe-tracker.js';
 export * from './logs.js';
 export * from './streams.js';

@@ -1,4 +1,4 @@
-import { IsIn, IsISO8601, IsOptional, IsString, IsUUID, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, MaxLength, Min, MinLength } from 'class-validator';
 
 /**
  * A Kubernetes Event about a pod, as the kubelet records them (Pulling, Pulled, Failed,
@@ -36,7 +36,29 @@ export class PodEventEvent {
   @IsString()
   fieldPath?: string;
 
-  /** ISO 8601 time the agent observed it. */
+  /** ISO 8601 time the agent observed it (of a series: its latest occurrence). */
   @IsISO8601()
   observedAt: string;
+
+  /**
+   * The series this message reports on: the agent aggregates identical repeats (same pod,
+   * fieldPath, type, reason, message) as the kubelet's recorder does, and each message of a
+   * series carries the same value, so the API folds them into one Event. Absent: a one-off.
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(128)
+  series?: string;
+
+  /** Occurrences of the series so far, this one included; absent means 1. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  count?: number;
+
+  /** ISO 8601 time of the series' first occurrence; absent means `observedAt`. */
+  @IsOptional()
+  @IsISO8601()
+  firstObservedAt?: string;
 }
