@@ -75,6 +75,7 @@ async function main(): Promise<void> {
   const cluster = await Cluster.start({ BUS_TIMEOUT_SECONDS: '30' });
   // The API alone: a scheduler retrying 10,000 unschedulable pods would share its two cores.
   await cluster.scheduler.stop();
+  await cluster.ensureNamespace(NS);
   const url = cluster.apiUrl;
   const pid = cluster.api.child.pid ?? 0;
   try {
