@@ -29,6 +29,7 @@ import { ReconcilerService } from './kubelet/reconciler.service.js';
 import { StatusReporter } from './status/status-reporter.service.js';
 import { StatsCollector } from './stats/stats-collector.service.js';
 import { StatsController } from './stats/stats.controller.js';
+import { StatsRequestsController } from './stats/stats-requests.controller.js';
 import { ContainerStreams } from './streaming/container-streams.service.js';
 import { StreamResponder } from './streaming/stream-responder.service.js';
 
@@ -58,7 +59,7 @@ export class AgentModule {
           () => ({ node: config.NODE_NAME, config: { ...config } }),
         ),
       ],
-      controllers: [AgentHttpController, AssignmentsController, LogsController, MirrorControlController, StatsController],
+      controllers: [AgentHttpController, AssignmentsController, LogsController, MirrorControlController, StatsController, StatsRequestsController],
       providers: [
         { provide: AGENT_CONFIG, useValue: config },
         { provide: RUNTIME, useFactory: () => createRuntime(config, nodeIndex) },

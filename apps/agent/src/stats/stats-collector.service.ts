@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { Subscription as NatsSubscription } from '@nats-io/transport-node';
-import { BUS, type Bus } from '#bus';
-import { SUBJECTS, type ContainerStatsSummary, type PodStatsSummary, type StatsSummary } from '#contracts';
+import { type ContainerStatsSummary, type PodStatsSummary, type StatsSummary } from '#contracts';
 import { meminfoWorkingSetBytes, nanoCores, procStatBusyNanoseconds, runningContainerId, type CpuSample } from '#domain';
 import type { ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
@@ -29,7 +27,8 @@ function readText(file: string): string {
  * from /proc/stat, memory working set from the agent's cgroup when it has a limit, else
  * MemTotal − MemAvailable) and every running container of its pods (Docker stats), and keeps
  * the last Summary, with CPU as the rate between the last two samples. The API's Metrics
- * API asks for it over NATS; `/stats/summary` and `/metrics/resource` serve it over HTTP.
+ * API asks for it over NATS (StatsRequestsController); `/stats/summary` and `/metrics/resource`
+ * serve it over HTTP.
  */
 @Injectable()
 export class StatsCollector implements OnModuleInit, OnModuleDestroy {
@@ -38,34 +37,21 @@ export class StatsCollector implements OnModuleInit, OnModuleDestroy {
   private latest?: StatsSummary;
   private timer?: NodeJS.Timeout;
   private collecting?: Promise<void>;
-  private subscription?: NatsSubscription;
 
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
-    @Inject(BUS) private readonly bus: Bus,
     @Inject(RUNTIME) private readonly runtime: ContainerRuntime,
     private readonly desired: DesiredStateService,
     private readonly status: StatusReporter,
   ) {}
 
-  async onModuleInit(): Promise<void> {
-    this.subscription = this.bus.nc.subscribe(SUBJECTS.statsRequests(this.config.NODE_NAME), {
-      callback: (error, msg) => {
-        if (error) return;
-        void this.summary().then(
-          (summary) => msg.respond(JSON.stringify(summary)),
-          (failure: unknown) => this.logger.warn(`stats request not answered: ${(failure as Error).message}`),
-        );
-      },
-    });
-    await this.bus.nc.flush();
+  onModuleInit(): void {
     this.collectInBackground();
     this.timer = setInterval(() => this.collectInBackground(), STATS_INTERVAL_MS);
   }
 
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
-    this.subscription?.unsubscribe();
     await this.collecting;
   }
 

@@ -1,5 +1,7 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { BUS, type Bus } from '#bus';
+import { Injectable, Logger } from '@nestjs/common';
+import type { Msg } from '@nats-io/transport-node';
+import { firstValueFrom, timeout } from 'rxjs';
+import { JetStreamClient } from '#bus';
 import { parseContract, StatsSummary, SUBJECTS } from '#contracts';
 import { cpuQuantity, memoryQuantity, parseLabelSelector } from '#domain';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
@@ -54,7 +56,7 @@ export class ResourceMetricsService {
   private readonly logger = new Logger(ResourceMetricsService.name);
 
   constructor(
-    @Inject(BUS) private readonly bus: Bus,
+    private readonly client: JetStreamClient,
     private readonly projection: ProjectionService,
   ) {}
 
@@ -129,7 +131,8 @@ export class ResourceMetricsService {
   /** One node's summary, or undefined when its agent does not answer in time or answers nonsense. */
   private async summary(node: string): Promise<StatsSummary | undefined> {
     try {
-      const reply = await this.bus.nc.request(SUBJECTS.statsRequests(node), '', { timeout: SUMMARY_TIMEOUT_MS });
+      // The first reply; unsubscribing (firstValueFrom) ends the request.
+      const reply = await firstValueFrom(this.client.send<Msg>(SUBJECTS.statsRequests(node), {}).pipe(timeout(SUMMARY_TIMEOUT_MS)));
       return parseContract(StatsSummary, reply.json(), 'StatsSummary');
     } catch (error) {
       this.logger.debug(`no stats from node ${node}: ${(error as Error).message}`);
