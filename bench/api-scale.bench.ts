@@ -79,7 +79,6 @@ async function main(): Promise<void> {
   const url = cluster.apiUrl;
   const pid = cluster.api.child.pid ?? 0;
   try {
-    await cluster.ensureNamespace(NS);
     const rssBefore = rssKiB(pid);
     const fillStart = performance.now();
     const creates = await timed(PODS, IN_FLIGHT, (i) =>
