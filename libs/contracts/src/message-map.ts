@@ -29,7 +29,7 @@ export const MESSAGES = {
   PodScheduled: { version: 1, data: PodScheduledEvent },
   PodUnschedulable: { version: 1, data: PodUnschedulableEvent },
   PodUpdated: { version: 1, data: PodUpdatedEvent },
-  PodDeletionRequested: { version: 1, data: PodDeletionRequestedEvent },
+  PodDeletionRequested: { version: 2, data: PodDeletionRequestedEvent },
   PodEvicted: { version: 1, data: PodEvictedEvent },
   PodDeletionFinalized: { version: 1, data: PodDeletionFinalizedEvent },
   PodAssigned: { version: 1, data: PodAssignedEvent },
@@ -68,4 +68,6 @@ export const MESSAGE_VERSIONS: Record<string, ClassConstructor<object>> = {
   ...Object.fromEntries(Object.entries(MESSAGES).map(([type, m]) => [`${type}/v${m.version}`, m.data])),
   // v1 is v2 without a series (a one-off event); v2's class reads it, its new fields being optional.
   'PodEvent/v1': PodEventEvent,
+  // v1 is v2 without `disruption` (a plain deletion).
+  'PodDeletionRequested/v1': PodDeletionRequestedEvent,
 };

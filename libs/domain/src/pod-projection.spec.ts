@@ -169,6 +169,19 @@ describe('PodProjection', () => {
     assert.equal(view.metadata.deletionGracePeriodSeconds, 10);
   });
 
+  it('gives a pod evicted through the Eviction API the DisruptionTarget condition, as Kubernetes does; a plain delete none', () => {
+    const evicted: AnyEnvelope = { ...deletionRequested(UID_A, 10), data: { uid: UID_A, gracePeriodSeconds: 10, deletionTimestamp: DELETED, disruption: 'EvictionByEvictionAPI' } } as AnyEnvelope;
+    const sut = projectionOf(created(UID_A), scheduled(UID_A), statusReported(UID_A, running()), evicted);
+
+    const conditions = podView(sut.get('default', 'web-0')!).status.conditions ?? [];
+    assert.deepEqual(
+      conditions.find((c) => c.type === 'DisruptionTarget'),
+      { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting', lastTransitionTime: DELETED },
+    );
+    const plain = projectionOf(created(UID_A), scheduled(UID_A), statusReported(UID_A, running()), deletionRequested(UID_A, 10));
+    assert.equal((podView(plain.get('default', 'web-0')!).status.conditions ?? []).find((c) => c.type === 'DisruptionTarget'), undefined);
+  });
+
   it('keeps a deleted bound pod through status reports that are not removal', () => {
     const sut = projectionOf(created(UID_A), scheduled(UID_A), deletionRequested(UID_A), statusReported(UID_A, { phase: 'Running' }));
 

@@ -16,6 +16,8 @@ export interface PodRecord {
   deletion?: { timestamp: string; gracePeriodSeconds: number };
   /** Why the pod was evicted, when it was. */
   eviction?: string;
+  /** Kubernetes' DisruptionTarget condition: an eviction by the taint manager or through the Eviction API. */
+  disruption?: { reason: 'DeletionByTaintManager' | 'EvictionByEvictionAPI'; message: string; at: string };
   status?: PodStatus;
   /** True once the pod is gone: deleted before binding, or its node confirmed removal. */
   removed: boolean;
@@ -155,6 +157,7 @@ export class PodProjection {
         const record = this.byUid(envelope.data.uid);
         if (!record) return undefined;
         record.deletion = { timestamp: envelope.data.deletionTimestamp, gracePeriodSeconds: envelope.data.gracePeriodSeconds };
+        if (envelope.data.disruption) record.disruption = { reason: envelope.data.disruption, message: 'Eviction API: evicting', at: envelope.data.deletionTimestamp };
         record.subjectSeq = record.resourceVersion = seq;
         record.eventId = envelope.id;
         // A pod no node ever took has nothing to stop: it is gone at once, as in Kubernetes.
@@ -167,6 +170,7 @@ export class PodProjection {
         if (!record || record.deletion) return undefined;
         record.deletion = { timestamp: envelope.data.deletionTimestamp, gracePeriodSeconds: envelope.data.gracePeriodSeconds };
         record.eviction = envelope.data.message;
+        record.disruption = { reason: 'DeletionByTaintManager', message: envelope.data.message, at: envelope.data.deletionTimestamp };
         record.subjectSeq = record.resourceVersion = seq;
         record.eventId = envelope.id;
         return record;
@@ -234,8 +238,8 @@ export function podView(record: PodRecord): Pod {
       };
   const reported = record.status;
   // An evicted pod says so, as Kubernetes' DisruptionTarget condition does.
-  const disruption: PodCondition[] = record.eviction
-    ? [{ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager', message: record.eviction }]
+  const disruption: PodCondition[] = record.disruption
+    ? [{ type: 'DisruptionTarget', status: 'True', reason: record.disruption.reason, message: record.disruption.message, lastTransitionTime: record.disruption.at }]
     : [];
   const status: PodStatus = reported
     ? { ...reported, conditions: [scheduled, ...disruption, ...(reported.conditions ?? []).filter((c) => c.type !== 'PodScheduled')] }

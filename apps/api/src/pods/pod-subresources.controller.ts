@@ -115,7 +115,7 @@ export class PodSubresourcesController {
       throw KubeStatusException.badRequest(
         `the namespace of the provided object (${JSON.stringify(evictedNamespace)}) does not match the namespace sent on the request (${namespace})`,
       );
-    await this.pods.delete(namespace, name, typeof grace === 'number' ? grace : undefined, dryRun);
+    await this.pods.delete(namespace, name, typeof grace === 'number' ? grace : undefined, dryRun, true);
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
   }
 }

@@ -386,18 +386,21 @@ export class PodsService {
     throw new KubeStatusException(409, 'Conflict', `pods "${name}": too many concurrent writes, try again`);
   }
 
-  async delete(namespace: string, name: string, gracePeriodSeconds?: number, dryRun = false): Promise<Pod> {
+  /** `evicted`: through the Eviction API, so the pod gets the DisruptionTarget condition, as in Kubernetes. */
+  async delete(namespace: string, name: string, gracePeriodSeconds?: number, dryRun = false, evicted = false): Promise<Pod> {
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
       const record = this.projection.pods.get(namespace, name);
       if (!record) throw KubeStatusException.notFound('pods', name);
       if (record.deletion) return podView(record);
       const grace = gracePeriodSeconds ?? record.manifest.spec.terminationGracePeriodSeconds ?? 30;
-      if (dryRun) return podView({ ...record, deletion: { timestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), gracePeriodSeconds: grace } });
+      const deletionTimestamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      const disruption = evicted ? { reason: 'EvictionByEvictionAPI' as const, message: 'Eviction API: evicting', at: deletionTimestamp } : undefined;
+      if (dryRun) return podView({ ...record, deletion: { timestamp: deletionTimestamp, gracePeriodSeconds: grace }, ...(disruption ? { disruption } : {}) });
       try {
         const { seq } = await this.bus.publish(
           SUBJECTS.pod(namespace, name),
           'PodDeletionRequested',
-          { uid: record.uid, gracePeriodSeconds: grace, deletionTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+          { uid: record.uid, gracePeriodSeconds: grace, deletionTimestamp, ...(evicted ? { disruption: 'EvictionByEvictionAPI' as const } : {}) },
           { correlationId: record.uid, expectedLastSubjectSequence: record.subjectSeq },
         );
         this.logger.log(`deletion of ${podRef(record)} requested (grace ${grace}s)`);

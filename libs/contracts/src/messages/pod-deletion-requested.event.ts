@@ -1,4 +1,4 @@
-import { IsISO8601, IsInt, IsUUID, Max, Min } from 'class-validator';
+import { IsISO8601, IsIn, IsInt, IsOptional, IsUUID, Max, Min } from 'class-validator';
 import { MAX_TIMER_SECONDS } from '../limits.js';
 
 /** A user asked for a pod's deletion. Writer: api, on `pods.<ns>.<name>`. */
@@ -15,4 +15,9 @@ export class PodDeletionRequestedEvent {
   /** ISO 8601 time of the request. */
   @IsISO8601()
   deletionTimestamp: string;
+
+  /** Set when the deletion is an eviction through the Eviction API (`kubectl drain`): the pod's DisruptionTarget reason. */
+  @IsOptional()
+  @IsIn(['EvictionByEvictionAPI'])
+  disruption?: 'EvictionByEvictionAPI';
 }
