@@ -175,4 +175,58 @@ describe('pods with volumes and security contexts', () => {
       'spec.volumes[3].secret.items[0].path FieldValueInvalid',
     ]);
   });
+
+  it('runs containers with their security context: user, groups, read-only root, capabilities, no_new_privs, sysctls', async () => {
+    await sut.createPod(NS, {
+      metadata: { name: 'secure' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        securityContext: {
+          runAsUser: 1000,
+          runAsGroup: 3000,
+          fsGroup: 2000,
+          supplementalGroups: [4000],
+          sysctls: [
+            { name: 'net.ipv4.ip_unprivileged_port_start', value: '80' },
+            { name: 'kernel.shm_rmid_forced', value: '1' },
+          ],
+        },
+        containers: [
+          sleeper('main', {
+            securityContext: { readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, allowPrivilegeEscalation: false },
+            volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
+          }),
+          sleeper('admin', { securityContext: { runAsUser: 0, capabilities: { add: ['NET_ADMIN'] } } }),
+        ],
+        volumes: [{ name: 'scratch', emptyDir: {} }],
+      },
+    });
+    await sut.waitForRunning(NS, 'secure');
+    assert.equal(await exec('secure', 'main', 'id -u; id -g'), '1000\n3000\n');
+    assert.deepEqual((await exec('secure', 'main', 'id -G')).trim().split(' ').sort(), ['2000', '3000', '4000']);
+    assert.match(await exec('secure', 'main', 'touch /x 2>&1 || echo refused'), /Read-only file system[\s\S]*refused/);
+    // fsGroup owns the emptyDir, and what is written there.
+    assert.equal(await exec('secure', 'main', 'touch /scratch/f && stat -c %g /scratch/f'), '2000\n');
+    assert.match(await exec('secure', 'main', 'grep -E "^(CapEff|NoNewPrivs)" /proc/self/status'), /CapEff:\s+0000000000000000\nNoNewPrivs:\s+1/);
+    assert.equal(await exec('secure', 'main', 'cat /proc/sys/net/ipv4/ip_unprivileged_port_start /proc/sys/kernel/shm_rmid_forced'), '80\n1\n');
+    // The container's own runAsUser wins over the pod's; NET_ADMIN (bit 12) is added to the default set.
+    assert.equal(await exec('secure', 'admin', 'id -u'), '0\n');
+    const capEff = BigInt(`0x${(await exec('secure', 'admin', 'grep CapEff /proc/self/status')).split(/\s+/)[1] ?? '0'}`);
+    assert.equal((capEff >> 12n) & 1n, 1n, 'CAP_NET_ADMIN');
+  });
+
+  it("refuses runAsNonRoot for an image that runs as root with CreateContainerConfigError and Kubernetes' message", async () => {
+    const pod = await sut.createPod(NS, {
+      metadata: { name: 'nonroot' },
+      spec: { terminationGracePeriodSeconds: 1, securityContext: { runAsNonRoot: true }, containers: [sleeper('main')] },
+    });
+    const waiting = await sut.waitForPod(NS, 'nonroot', 'CreateContainerConfigError', (p) =>
+      (p.status.containerStatuses ?? []).some((s) => s.state.waiting?.reason === 'CreateContainerConfigError'),
+    );
+    assert.equal(
+      waiting.status.containerStatuses?.[0]?.state.waiting?.message,
+      `container has runAsNonRoot and image will run as root (pod: "nonroot_${NS}(${pod.metadata.uid ?? ''})", container: main)`,
+    );
+    assert.match(await kubectl.ok(['-n', NS, 'get', 'pod', 'nonroot']), /nonroot\s+0\/1\s+CreateContainerConfigError/);
+  });
 });

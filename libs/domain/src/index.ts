@@ -53,5 +53,6 @@ export * from './secret-box.js';
 export * from './managed-fields/index.js';
 export * from './container-env.js';
 export * from './volumes.js';
+export * from './security-context.js';
 export * from './authorization.js';
 export * from './pod-security.js';

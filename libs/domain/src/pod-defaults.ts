@@ -1,4 +1,5 @@
 import { defaultVolume, podVolumeCauses } from './volumes.js';
+import { securityContextCauses } from './security-context.js';
 import {
   configKeyErrors,
   DEFAULT_SCHEDULER_NAME,
@@ -223,7 +224,7 @@ export function podSpecCauses(manifest: PodManifest): FieldCause[] {
   };
   (manifest.spec.initContainers ?? []).forEach((c, i) => check(c, `spec.initContainers[${i}]`, true));
   manifest.spec.containers.forEach((c, i) => check(c, `spec.containers[${i}]`, false));
-  causes.push(...podVolumeCauses(manifest));
+  causes.push(...podVolumeCauses(manifest), ...securityContextCauses(manifest));
   return causes;
 }
 

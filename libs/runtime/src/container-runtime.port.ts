@@ -58,6 +58,8 @@ export interface SandboxConfig {
   hostname: string;
   /** Ports published on the node (the pod's hostPorts), bound on every address of the node. */
   portMappings?: Array<{ containerPort: number; hostPort: number; protocol: 'tcp' | 'udp' | 'sctp' }>;
+  /** The pod's network sysctls, set in the network namespace the sandbox owns. */
+  sysctls?: Record<string, string>;
 }
 
 export interface ContainerConfig {
@@ -79,6 +81,19 @@ export interface ContainerConfig {
   cpuShares?: number;
   /** Host files or directories bind-mounted into the container (the termination message file, the pod's volumes). */
   mounts?: Array<{ hostPath: string; containerPath: string; readOnly?: boolean }>;
+  /** The process's `uid[:gid]`; the image's USER when unset. */
+  user?: string;
+  /** More groups of the process (fsGroup, supplementalGroups). */
+  groupAdd?: string[];
+  readOnlyRootFilesystem?: boolean;
+  /** Capabilities added to / dropped from the engine's default set (names without CAP_, or ALL). */
+  capAdd?: string[];
+  capDrop?: string[];
+  privileged?: boolean;
+  /** Sets no_new_privs, so no process can gain privileges (setuid binaries) beyond its parent's. */
+  noNewPrivileges?: boolean;
+  /** Namespaced sysctls of the container's own (IPC) namespaces. */
+  sysctls?: Record<string, string>;
 }
 
 export interface RuntimeEvent {
@@ -102,6 +117,8 @@ export interface RuntimeInfo {
 export interface ContainerRuntime {
   info(): Promise<RuntimeInfo>;
   imagePresent(image: string): Promise<boolean>;
+  /** The image's USER (`uid`, `uid:gid`, `name`...; '' when it sets none), for runAsNonRoot. */
+  imageUser(image: string): Promise<string>;
   /** Pulls `image`; `onProgress` hears the whole pull's progress each time it moves. */
   pullImage(image: string, onProgress?: (progress: PullProgressSnapshot) => void): Promise<void>;
   /** Creates and starts the sandbox; returns it with its IP. */

@@ -309,6 +309,16 @@ export class DockerRuntime implements ContainerRuntime {
     }
   }
 
+  async imageUser(image: string): Promise<string> {
+    try {
+      call('image_inspect');
+      const info = (await this.docker.getImage(image).inspect()) as { Config?: { User?: string } | null };
+      return info.Config?.User ?? '';
+    } catch (err) {
+      throw this.wrap(err, `inspect image ${image}`);
+    }
+  }
+
   async pullImage(image: string, onProgress?: (progress: PullProgressSnapshot) => void): Promise<void> {
     let stream: NodeJS.ReadableStream;
     try {
@@ -347,6 +357,7 @@ export class DockerRuntime implements ContainerRuntime {
       ...(config.portMappings?.length ? { ExposedPorts: Object.fromEntries(config.portMappings.map((m) => [`${m.containerPort}/${m.protocol}`, {}])) } : {}),
       HostConfig: {
         NetworkMode: 'bridge',
+        ...(config.sysctls && Object.keys(config.sysctls).length > 0 ? { Sysctls: { ...config.sysctls } } : {}),
         ...(config.portMappings?.length
           ? {
               PortBindings: Object.fromEntries(
@@ -376,9 +387,18 @@ export class DockerRuntime implements ContainerRuntime {
     if (config.mounts?.length)
       hostConfig.Mounts = config.mounts.map((m) => ({ Type: 'bind' as const, Source: m.hostPath, Target: m.containerPath, ReadOnly: m.readOnly === true }));
 
+    if (config.groupAdd?.length) hostConfig.GroupAdd = [...config.groupAdd];
+    if (config.readOnlyRootFilesystem) hostConfig.ReadonlyRootfs = true;
+    if (config.capAdd?.length) hostConfig.CapAdd = [...config.capAdd];
+    if (config.capDrop?.length) hostConfig.CapDrop = [...config.capDrop];
+    if (config.privileged) hostConfig.Privileged = true;
+    if (config.noNewPrivileges) hostConfig.SecurityOpt = ['no-new-privileges'];
+    if (config.sysctls && Object.keys(config.sysctls).length > 0) hostConfig.Sysctls = { ...config.sysctls };
+
     const options: Docker.ContainerCreateOptions = {
       name: config.name,
       Image: config.image,
+      ...(config.user !== undefined ? { User: config.user } : {}),
       Env: config.env.map(({ name, value }) => `${name}=${value}`),
       Labels: { ...config.labels },
       HostConfig: hostConfig,

@@ -78,6 +78,11 @@ export class FakeRuntime implements ContainerRuntime {
     return Promise.resolve(true);
   }
 
+  /** Every fake image runs as root, as images without a USER do. */
+  imageUser(_image: string): Promise<string> {
+    return Promise.resolve('');
+  }
+
   pullImage(_image: string, _onProgress?: (progress: PullProgressSnapshot) => void): Promise<void> {
     return Promise.resolve();
   }

@@ -2,6 +2,10 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Container } from '#contracts';
 import {
   BackoffBook,
+  containerSecurity,
+  podSysctls,
+  verifyRunAsNonRoot,
+  type ContainerSecurity,
   ContainerConfigError,
   containerEnv,
   envConfigRefs,
@@ -177,6 +181,7 @@ export class PodExecutor {
       image,
       hostname: pod.name.slice(0, 63),
       labels: { ...this.podLabels(pod), [LABELS.kind]: 'sandbox', [LABELS.restartCount]: String(attempt) },
+      sysctls: podSysctls(pod.manifest).sandbox,
       portMappings: podContainers(pod.manifest.spec).flatMap((c) =>
         (c.ports ?? [])
           .filter((p) => p.hostPort !== undefined)
@@ -334,6 +339,7 @@ export class PodExecutor {
         ...(config.command ? { entrypoint: config.command } : {}),
         ...(config.args ? { cmd: config.args } : {}),
         env: config.env,
+        ...config.security,
         ...(container.workingDir ? { workingDir: container.workingDir } : {}),
         labels: {
           ...this.podLabels(pod),
@@ -370,15 +376,19 @@ export class PodExecutor {
 
   /**
    * The kubelet's `generateContainerConfig`: the environment from env and envFrom (ConfigMaps,
-   * Secrets, the downward API) and the expanded command. Undefined when it cannot be made:
+   * Secrets, the downward API), the expanded command and the security settings (runAsNonRoot
+   * checked against the image's user). Undefined when it cannot be made:
    * the container waits with CreateContainerConfigError and Kubernetes' message.
    */
   private async containerConfig(
     pod: DesiredPod,
     container: Container,
     sandboxId: string,
-  ): Promise<{ env: Array<{ name: string; value: string }>; command?: string[]; args?: string[] } | undefined> {
+  ): Promise<{ env: Array<{ name: string; value: string }>; command?: string[]; args?: string[]; security: ContainerSecurity } | undefined> {
     try {
+      const user = await this.runtime.imageUser(container.image);
+      verifyRunAsNonRoot(pod.manifest, pod.uid, container, user);
+      const security = containerSecurity(pod.manifest, container, user);
       const refs = envConfigRefs([container]);
       const objects = await this.configSource.readAll(pod.namespace, refs);
       const podIP = (await this.runtime.inspectContainer(sandboxId))?.ip;
@@ -391,7 +401,7 @@ export class PodExecutor {
         allocatable: this.node.allocatable(),
         ...objects,
       });
-      return { env, ...expandCommand(container, env) };
+      return { env, ...expandCommand(container, env), security };
     } catch (error) {
       const message = error instanceof ContainerConfigError ? error.message : `failed to read the pod's configuration: ${(error as Error).message}`;
       if (this.setWaiting(pod, container.name, 'CreateContainerConfigError', message)) this.events.warning(pod, 'Failed', `Error: ${message}`, container.name);
