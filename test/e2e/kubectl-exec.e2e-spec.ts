@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -32,8 +33,8 @@ const md5 = (bytes: Buffer): string => createHash('md5').update(bytes).digest('h
 const millicores = (text: string): number => Number(/^(\d+)m$/.exec(text)?.[1] ?? NaN);
 const mebibytes = (text: string): number => Number(/^(\d+)Mi$/.exec(text)?.[1] ?? NaN);
 
-/** The real kubectl (v1.32) against the API: exec, attach and cp over WebSocket, relayed to the agent over NATS; and top. */
-describe('kubectl exec, attach, cp and top through the agent', () => {
+/** The real kubectl (v1.32) against the API: exec, attach and cp over WebSocket, port-forward over SPDY (tunnelled or not), relayed to the agent over NATS; and top. */
+describe('kubectl exec, attach, cp, port-forward and top through the agent', () => {
   let cluster: Cluster;
   const node = uniqueName('exec-node');
   let dir: string;
@@ -83,7 +84,12 @@ describe('kubectl exec, attach, cp and top through the agent', () => {
     await cluster.createPod('default', pod('hog', ['sh', '-c', 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=40 && while :; do :; done']));
     // Nothing ever runs in it but its sleep.
     await cluster.createPod('default', pod('idle', ['sleep', '3600']));
-    for (const name of ['shell', 'ticker', 'hog', 'idle']) await cluster.waitForRunning('default', name, 120_000);
+    // A web page on 8080 and an echo server on 9000 that serves connections side by side.
+    await cluster.createPod(
+      'default',
+      pod('web', ['sh', '-c', 'mkdir /www && echo hello-from-pod > /www/index.html && httpd -p 8080 -h /www && exec nc -ll -p 9000 -e cat']),
+    );
+    for (const name of ['shell', 'ticker', 'hog', 'idle', 'web']) await cluster.waitForRunning('default', name, 120_000);
   });
 
   after(async () => {
@@ -202,6 +208,127 @@ describe('kubectl exec, attach, cp and top through the agent', () => {
     );
   });
 
+  /** Starts `kubectl port-forward`; resolves with the local port of each remote one once kubectl listens. */
+  const portForward = async (
+    remotePorts: number[],
+    env: NodeJS.ProcessEnv = {},
+  ): Promise<{ child: ChildProcess; done: Promise<Run>; local: Map<number, number>; output: () => string }> => {
+    const child = spawn(
+      'kubectl',
+      ['--server', cluster.apiUrl, '--cache-dir', join(dir, 'cache'), 'port-forward', '--address=127.0.0.1', 'pod/web', ...remotePorts.map((p) => `:${p}`)],
+      { cwd: dir, env: { ...process.env, KUBECONFIG: join(dir, 'none'), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let text = '';
+    child.stdout?.on('data', (c: Buffer) => (text += c.toString()));
+    child.stderr?.on('data', (c: Buffer) => (text += c.toString()));
+    const done = collect(child, 300_000);
+    const local = await waitFor(
+      'kubectl to listen on every port',
+      () => {
+        const found = new Map([...text.matchAll(/Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)/g)].map((m) => [Number(m[2]), Number(m[1])]));
+        return Promise.resolve(remotePorts.every((p) => found.has(p)) ? found : undefined);
+      },
+      60_000,
+    );
+    return { child, done, local, output: () => text };
+  };
+
+  /** Sends `bytes` on a new connection to a local port and reads the answer until the other side ends. */
+  const exchange = (port: number, bytes: Buffer, halfClose = true): Promise<Buffer> =>
+    new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1');
+      const back: Buffer[] = [];
+      socket.on('data', (c: Buffer) => back.push(c));
+      socket.once('error', reject);
+      socket.once('close', () => resolve(Buffer.concat(back)));
+      socket.write(bytes);
+      if (halfClose) socket.end();
+    });
+
+  const portForwardGauges = async (): Promise<{ connections: number; subscriptions: number; agentStreams: number }> => ({
+    connections: await gauge(cluster.apiUrl, 'jetlet_api_port_forward_connections'),
+    subscriptions: await gauge(cluster.apiUrl, 'jetlet_api_pod_stream_subscriptions'),
+    agentStreams: await gauge(cluster.agentUrl(node), 'jetlet_pod_streams', { kind: 'portforward' }),
+  });
+
+  it('forwards local ports to the pod over the WebSocket tunnel: a web page, and concurrent connections carrying bytes both ways', async () => {
+    const forward = await portForward([8080, 9000]);
+    try {
+      const page = await fetch(`http://127.0.0.1:${forward.local.get(8080)}/index.html`);
+      assert.equal(page.status, 200);
+      assert.equal(await page.text(), 'hello-from-pod\n');
+      assert.equal(await gauge(cluster.apiUrl, 'jetlet_api_port_forward_connections', { transport: 'websocket' }), 1);
+
+      const blobs = Array.from({ length: 4 }, (_, i) => randomBytes(1024 * 1024 + i));
+      const echoed = await Promise.all(blobs.map((blob) => exchange(forward.local.get(9000) ?? 0, blob)));
+      assert.deepEqual(
+        echoed.map((b) => md5(b)),
+        blobs.map((b) => md5(b)),
+      );
+      // Every forwarded connection is over on both sides; the port-forward itself goes on.
+      await waitFor('the forwarded connections to end', async () => (await portForwardGauges()).agentStreams === 0, 30_000);
+      assert.deepEqual(await portForwardGauges(), { connections: 1, subscriptions: 0, agentStreams: 0 });
+    } finally {
+      forward.child.kill('SIGKILL');
+    }
+    await forward.done;
+    await waitFor('the port-forward connection to be gone', async () => (await portForwardGauges()).connections === 0, 30_000);
+  });
+
+  it('forwards over plain SPDY when kubectl does not tunnel, tears down a connection its client drops, and reports a closed port as kubectl expects', async () => {
+    const forward = await portForward([8080, 9000, 81], { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' });
+    try {
+      const page = await fetch(`http://127.0.0.1:${forward.local.get(8080)}/`);
+      assert.equal(await page.text(), 'hello-from-pod\n');
+      assert.equal(await gauge(cluster.apiUrl, 'jetlet_api_port_forward_connections', { transport: 'spdy' }), 1);
+
+      // A client that drops its connection mid-stream: the agent's stream and the API's subscription go.
+      const socket = connect(forward.local.get(9000) ?? 0, '127.0.0.1');
+      socket.on('error', () => undefined);
+      let echoed = '';
+      socket.on('data', (c: Buffer) => (echoed += c.toString()));
+      socket.write('still here\n');
+      await waitFor('the echo through the held connection', () => echoed === 'still here\n', 30_000);
+      assert.equal((await portForwardGauges()).agentStreams, 1);
+      socket.destroy();
+      await waitFor(
+        'the dropped connection to be torn down',
+        async () => {
+          const g = await portForwardGauges();
+          return g.agentStreams === 0 && g.subscriptions === 0;
+        },
+        30_000,
+      );
+
+      // Nothing listens on 81: kubectl prints the node's error and gives up on the pod (kubectl 1.32's behaviour).
+      const refused = await exchange(forward.local.get(81) ?? 0, Buffer.from('hello'), false);
+      assert.equal(refused.length, 0);
+      const run = await forward.done;
+      assert.notEqual(run.code, 0);
+      assert.match(
+        forward.output(),
+        /an error occurred forwarding \d+ -> 81: error forwarding port 81 to pod default\/web, uid [-0-9a-f]+: dial tcp [0-9.]+:81: connect: connection refused/,
+      );
+      assert.match(forward.output(), /lost connection to pod/);
+    } finally {
+      forward.child.kill('SIGKILL');
+    }
+    await waitFor(
+      'nothing of the port-forward to be left',
+      async () => {
+        const g = await portForwardGauges();
+        return g.connections === 0 && g.subscriptions === 0 && g.agentStreams === 0;
+      },
+      30_000,
+    );
+
+    // Neither path serves a plain request, nor a SPDY client that speaks another stream protocol.
+    const plain = await fetch(`${cluster.apiUrl}/api/v1/namespaces/default/pods/web/portforward`, { method: 'POST' });
+    assert.equal(plain.status, 400);
+    const missing = await fetch(`${cluster.apiUrl}/api/v1/namespaces/default/pods/nosuch/portforward`, { method: 'POST' });
+    assert.equal(missing.status, 404);
+  });
+
   it('shows pod and node usage with kubectl top, as Docker measures it', async () => {
     const discovery = (await (await fetch(`${cluster.apiUrl}/apis`)).json()) as { groups: Array<{ name: string }> };
     assert.ok(discovery.groups.some((g) => g.name === 'metrics.k8s.io'));
@@ -219,7 +346,7 @@ describe('kubectl exec, attach, cp and top through the agent', () => {
             .map((line) => line.trim().split(/\s+/))
             .map(([name = '', cpu = '', memory = '']) => [name, { cpu: millicores(cpu), memory: mebibytes(memory) }]),
         );
-        return run.code === 0 && ['shell', 'ticker', 'hog', 'idle'].every((n) => rows.has(n)) ? rows : undefined;
+        return run.code === 0 && ['shell', 'ticker', 'hog', 'idle', 'web'].every((n) => rows.has(n)) ? rows : undefined;
       },
       60_000,
       1_000,
@@ -248,7 +375,7 @@ describe('kubectl exec, attach, cp and top through the agent', () => {
     assert.ok(millicores(cpu) > 0 && mebibytes(memory) > 40, nodes.stdout.toString());
 
     const summary = (await (await fetch(`${cluster.agentUrl(node)}/stats/summary`, asAgentClient)).json()) as { pods: Array<{ podRef: { name: string } }> };
-    assert.deepEqual(summary.pods.map((p) => p.podRef.name).sort(), ['hog', 'idle', 'shell', 'ticker']);
+    assert.deepEqual(summary.pods.map((p) => p.podRef.name).sort(), ['hog', 'idle', 'shell', 'ticker', 'web']);
     const resource = await (await fetch(`${cluster.agentUrl(node)}/metrics/resource`, asAgentClient)).text();
     assert.match(resource, /^pod_memory_working_set_bytes\{namespace="default",pod="hog"\} \d+ \d+$/m);
   });

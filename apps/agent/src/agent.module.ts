@@ -31,6 +31,7 @@ import { StatsCollector } from './stats/stats-collector.service.js';
 import { StatsController } from './stats/stats.controller.js';
 import { StatsRequestsController } from './stats/stats-requests.controller.js';
 import { ContainerStreams } from './streaming/container-streams.service.js';
+import { PodPortDialer } from './streaming/pod-port-dialer.js';
 import { StreamResponder } from './streaming/stream-responder.service.js';
 
 /** The runtime the config names: the Docker engine, or the in-memory one of a hollow node. */
@@ -89,6 +90,7 @@ export class AgentModule {
         ContainerLogs,
         LogResponder,
         ContainerStreams,
+        PodPortDialer,
         StreamResponder,
         StatsCollector,
       ],

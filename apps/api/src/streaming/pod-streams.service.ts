@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import type { PodStreamKind, PodStreamRequest } from '#contracts';
-import { logContainerName } from '#domain';
+import { logContainerName, type PodRecord } from '#domain';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import { ProjectionService } from '../projection/projection.service.js';
 import { PodStream, PodStreamError } from './pod-stream.js';
+import type { PortForwardConnection } from './port-forward.js';
 
 /** `kubectl exec`'s and `attach`'s query: the command and which streams, as PodExecOptions / PodAttachOptions. */
 export interface RemoteCommandOptions {
@@ -52,6 +53,8 @@ export function parseRemoteCommandQuery(query: Record<string, unknown>): RemoteC
 export class PodStreamsService implements OnModuleDestroy {
   /** Streams being served, so a shutdown ends them instead of waiting for clients. */
   private readonly open = new Set<PodStream>();
+  /** Port-forward connections being served. */
+  private readonly connections = new Set<PortForwardConnection>();
 
   constructor(
     @Inject(BUS) private readonly bus: Bus,
@@ -59,7 +62,14 @@ export class PodStreamsService implements OnModuleDestroy {
   ) {}
 
   onModuleDestroy(): void {
+    for (const connection of this.connections) connection.close();
     for (const stream of this.open) stream.cancel();
+  }
+
+  /** Ends `connection` when the API stops; forgets it once it is over. */
+  track(connection: PortForwardConnection): void {
+    this.connections.add(connection);
+    void connection.closed().then(() => this.connections.delete(connection));
   }
 
   /** Streams open now. */
@@ -74,8 +84,7 @@ export class PodStreamsService implements OnModuleDestroy {
     kind: Extract<PodStreamKind, 'exec' | 'attach'>,
     options: RemoteCommandOptions,
   ): { node: string; request: PodStreamRequest } {
-    const record = this.projection.pods.get(namespace, name);
-    if (!record || record.removed) throw KubeStatusException.notFound('pods', name);
+    const record = this.streamablePod(namespace, name, kind);
     const container = logContainerName(
       name,
       record.manifest.spec.containers.map((c) => c.name),
@@ -85,11 +94,6 @@ export class PodStreamsService implements OnModuleDestroy {
     if (!container.ok) throw KubeStatusException.badRequest(container.message);
     if (kind === 'exec' && options.command.length === 0) throw KubeStatusException.badRequest('you must specify at least one command for the container');
     if (!options.stdin && !options.stdout && !options.stderr) throw KubeStatusException.badRequest('you must specify at least 1 of stdin, stdout, stderr');
-    const phase = record.status?.phase;
-    if (phase === 'Succeeded' || phase === 'Failed') {
-      throw KubeStatusException.badRequest(`cannot ${kind} into a container in a completed pod; current phase is ${phase}`);
-    }
-    if (!record.nodeName) throw KubeStatusException.badRequest(`pod ${name} does not have a host assigned`);
     const request: PodStreamRequest = {
       version: 1,
       streamId: randomUUID(),
@@ -105,6 +109,33 @@ export class PodStreamsService implements OnModuleDestroy {
       tty: options.tty,
     };
     return { node: record.nodeName, request };
+  }
+
+  /**
+   * Checks a port-forward against the pod; every refusal is a KubeStatusException. Returns
+   * the node and a request for each forwarded connection to a port.
+   */
+  checkPortForward(namespace: string, name: string): { node: string; uid: string; request: (port: number) => PodStreamRequest } {
+    const record = this.streamablePod(namespace, name, 'portforward');
+    const { nodeName: node, uid } = record;
+    return {
+      node,
+      uid,
+      request: (port) => ({ version: 1, streamId: randomUUID(), kind: 'portforward', namespace, name, uid, port }),
+    };
+  }
+
+  /** The pod, if a stream to it can be served: it exists, is bound, and has not completed. */
+  private streamablePod(namespace: string, name: string, kind: PodStreamKind): PodRecord & { nodeName: string } {
+    const record = this.projection.pods.get(namespace, name);
+    if (!record || record.removed) throw KubeStatusException.notFound('pods', name);
+    const phase = record.status?.phase;
+    if (phase === 'Succeeded' || phase === 'Failed') {
+      const what = kind === 'portforward' ? 'forward ports of' : `${kind} into a container in`;
+      throw KubeStatusException.badRequest(`cannot ${what} a completed pod; current phase is ${phase}`);
+    }
+    if (!record.nodeName) throw KubeStatusException.badRequest(`pod ${name} does not have a host assigned`);
+    return record as PodRecord & { nodeName: string };
   }
 
   /** Asks the agent of `node` for the stream; its refusal (or absence) is a KubeStatusException. */

@@ -1,5 +1,5 @@
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { Duplex as DuplexStream, type Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 
@@ -78,9 +78,80 @@ export function acceptWebSocket(req: IncomingMessage, protocol: string): Promise
     const closed = (): void => reject(new Error('the client went away during the WebSocket handshake'));
     socket.once('close', closed);
     (req as UpgradeRequest)[PROTOCOL] = protocol;
+    // ws refuses subprotocol names that are not RFC 7230 tokens, and kubectl's port-forward
+    // tunnel (`SPDY/3.1+portforward.k8s.io`) has a '/'. The protocol was chosen already
+    // (checkWebSocketRequest); ws only needs an offer to answer it with.
+    req.headers['sec-websocket-protocol'] = 'chosen';
     server.handleUpgrade(req, socket, head, (ws) => {
       socket.off('close', closed);
       resolve(ws);
     });
   });
+}
+
+/** True for a SPDY/3.1 upgrade (what kubectl's fallback dialer sends). */
+export function isSpdyRequest(req: IncomingMessage): boolean {
+  return (req.headers.connection ?? '').toLowerCase().includes('upgrade') && (req.headers.upgrade ?? '').toLowerCase().includes('spdy/3.1');
+}
+
+/**
+ * Completes a SPDY/3.1 upgrade of a request that came through `routeUpgrades`, as the
+ * kubelet's upgrader answers it (101, the negotiated `X-Stream-Protocol-Version`), and hands
+ * back the connection, with any bytes the client sent early put back in front.
+ */
+export function acceptSpdy(req: IncomingMessage, protocol: string): Duplex {
+  const head = (req as UpgradeRequest)[HEAD];
+  if (head === undefined) throw KubeStatusException.badRequest('the connection cannot be upgraded');
+  const socket = req.socket;
+  socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`);
+  if (head.length > 0) socket.unshift(head);
+  return socket;
+}
+
+/**
+ * A WebSocket as a byte stream: each write is one binary message, every message's bytes are
+ * read in order whatever their boundaries, and the end closes the WebSocket normally
+ * (1000, which a Go client reads as the end of the stream). Reading is paused while the
+ * reader is full.
+ */
+export function webSocketByteStream(ws: WebSocket): Duplex {
+  const stream = new PassThroughWebSocket(ws);
+  ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+    const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+    if (!stream.push(bytes)) ws.pause();
+  });
+  ws.once('close', () => {
+    stream.push(null);
+    stream.destroy();
+  });
+  ws.on('error', () => stream.destroy());
+  return stream;
+}
+
+class PassThroughWebSocket extends DuplexStream {
+  constructor(private readonly ws: WebSocket) {
+    super({ allowHalfOpen: false });
+  }
+
+  override _read(): void {
+    this.ws.resume();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (this.ws.readyState !== this.ws.OPEN) {
+      callback();
+      return;
+    }
+    this.ws.send(chunk, { binary: true }, (error) => callback(error ?? null));
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.ws.close(1000);
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.close(1000);
+    callback(error);
+  }
 }
