@@ -198,23 +198,33 @@ describe('logs and the agent HTTP server', () => {
 
   it("shows the previous run's output with previous=true after a restart", async () => {
     // The host's uptime (not namespaced) tells which run started first.
-    await cluster.createPod('default', pod('restarts', node, [shell('main', "echo run-$(cut -d' ' -f1 /proc/uptime); sleep 4; exit 1")]));
+    const created = await cluster.createPod('default', pod('restarts', node, [shell('main', "echo run-$(cut -d' ' -f1 /proc/uptime); sleep 4; exit 1")]));
+    // The engine's own view of the pod's runs, so a restart between reads is seen at once.
+    const runs = async (): Promise<string> =>
+      (await cluster.podContainers(node, created.metadata.uid ?? ''))
+        .filter((c) => c.Labels['io.jetlet.kind'] === 'container')
+        .map((c) => `${c.Id}:${c.State}`)
+        .sort()
+        .join(',');
     await cluster.waitForPod(
       'default',
       'restarts',
       'to run again after a restart',
       (p) => (p.status.containerStatuses?.[0]?.restartCount ?? 0) >= 1 && p.status.containerStatuses?.[0]?.state.running !== undefined,
     );
-    // A restart between two reads would compare different runs: read current, previous, current, and keep a stable triple.
+    // A restart between two reads would compare different runs: keep only reads during which
+    // the engine's containers of the pod (ids and states) did not change.
     const stable = await cluster.withLogs(
       waitFor(
         'a current and a previous log read while no restart happened',
         async () => {
+          const before = await runs();
           const current = await apiLog('restarts');
           const previous = await apiLog('restarts', '?previous=true');
           const cli = await cluster.jetctl('logs', 'restarts', '--previous');
           const again = await apiLog('restarts');
-          return current.text !== '' && current.text === again.text ? { current: current.text, previous, cli } : undefined;
+          const after = await runs();
+          return before === after && current.text !== '' && current.text === again.text ? { current: current.text, previous, cli } : undefined;
         },
         20_000,
         300,
