@@ -189,4 +189,66 @@ describe('pods as the kubelet runs them: init containers, sidecars, QoS, evictio
       assert.equal(pod.status.qosClass, qos, name);
     }
   });
+
+  it(
+    'evicts under an artificially high nodefs.available threshold: DiskPressure and its taint, the BestEffort pod first, Failed/Evicted',
+    { timeout: 180_000 },
+    async () => {
+      // Every disk is below 100 % free: the soft threshold holds from the agent's first look, and pods go once its grace is over.
+      const pressured = uniqueName('evict');
+      await cluster.startAgent(pressured, {
+        EVICTION_HARD: '',
+        EVICTION_SOFT: 'nodefs.available<100%',
+        EVICTION_SOFT_GRACE_PERIOD: 'nodefs.available=30s',
+        EVICTION_MONITORING_INTERVAL_SECONDS: '1',
+      });
+      try {
+        const tolerations = [{ key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' }];
+        const pod = (name: string, resources: object): object => ({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name },
+          spec: { nodeName: pressured, terminationGracePeriodSeconds: 2, tolerations, containers: [sh('app', 'sleep 3600', { resources })] },
+        });
+        await cluster.createPod('default', pod('evict-burstable', { requests: { memory: '16Mi' } }));
+        await cluster.createPod('default', pod('evict-besteffort', {}));
+
+        const node = await waitFor(
+          'the node to report DiskPressure',
+          async () => {
+            const { body } = await cluster.request<{
+              spec: { taints?: Array<{ key: string; effect: string }> };
+              status: { conditions: Array<{ type: string; status: string }> };
+            }>('GET', `/api/v1/nodes/${pressured}`);
+            return body.status.conditions.some((c) => c.type === 'DiskPressure' && c.status === 'True') ? body : undefined;
+          },
+          60_000,
+        );
+        assert.deepEqual(
+          node.spec.taints?.filter((t) => t.key === 'node.kubernetes.io/disk-pressure'),
+          [{ key: 'node.kubernetes.io/disk-pressure', effect: 'NoSchedule' }],
+        );
+        const evicted = await cluster.waitForPod('default', 'evict-besteffort', 'to be evicted', (p) => p.status.reason === 'Evicted', 120_000);
+        assert.equal(evicted.status.phase, 'Failed');
+        assert.match(evicted.status.message ?? '', /^The node was low on resource: ephemeral-storage\. Threshold quantity: \d+(Ki)?, available: \d+(Ki)?\. $/);
+        const disruption = evicted.status.conditions?.find((c) => c.type === 'DisruptionTarget');
+        assert.equal(disruption?.reason, 'TerminationByKubelet');
+        await cluster.waitForPod('default', 'evict-besteffort', 'to have its container stopped', (p) => appStatus(p, 'app')?.state.terminated !== undefined);
+
+        // One pod per look: the Burstable pod goes after.
+        const second = await cluster.waitForPod('default', 'evict-burstable', 'to be evicted next', (p) => p.status.reason === 'Evicted', 120_000);
+        assert.equal(second.status.qosClass, 'Burstable');
+        assert.equal(evicted.status.qosClass, 'BestEffort');
+        const secondAt = second.status.conditions?.find((c) => c.type === 'DisruptionTarget')?.lastTransitionTime ?? '';
+        assert.ok((disruption?.lastTransitionTime ?? '') <= secondAt, `BestEffort evicted at ${disruption?.lastTransitionTime}, Burstable at ${secondAt}`);
+        await waitFor(
+          'nothing of the evicted pod to run, sandbox included',
+          async () => (await cluster.podContainers(pressured, evicted.metadata.uid ?? '')).every((c) => c.State !== 'running'),
+          60_000,
+        );
+      } finally {
+        await cluster.stopAgentAndClean(pressured);
+      }
+    },
+  );
 });

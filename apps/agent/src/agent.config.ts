@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { BusConfig, DNS1123_SUBDOMAIN } from '#contracts';
+import { DEFAULT_EVICTION_HARD, EVICTION_GRACE_FORMAT, EVICTION_THRESHOLDS_FORMAT } from '#domain';
 import { NODE_LABELS_FORMAT, RESERVED_FORMAT, TAINTS_FORMAT } from './node/node-conditions.js';
 
 /** The agent's configuration, from environment variables of the same names. */
@@ -101,6 +102,41 @@ export class AgentConfig extends BusConfig {
   @IsNumber()
   @Min(0.1)
   HTTP_CHECK_FREQUENCY_SECONDS: number = 20;
+
+  /**
+   * Hard eviction thresholds (the kubelet's --eviction-hard): `signal<quantity` or `signal<percent%`,
+   * comma-separated, for memory.available, nodefs.available, nodefs.inodesFree, imagefs.available,
+   * pid.available. Crossing one evicts at once. `''` turns them off.
+   */
+  @Matches(EVICTION_THRESHOLDS_FORMAT, { message: 'EVICTION_HARD must look like memory.available<100Mi,nodefs.available<10%' })
+  EVICTION_HARD: string = DEFAULT_EVICTION_HARD;
+
+  /** Soft eviction thresholds (--eviction-soft), same syntax; each needs a grace period in EVICTION_SOFT_GRACE_PERIOD. */
+  @Matches(EVICTION_THRESHOLDS_FORMAT, { message: 'EVICTION_SOFT must look like memory.available<500Mi,nodefs.available<15%' })
+  EVICTION_SOFT: string = '';
+
+  /** How long a soft threshold must hold before pods are evicted, `memory.available=1m30s,...` (--eviction-soft-grace-period). */
+  @Matches(EVICTION_GRACE_FORMAT, { message: 'EVICTION_SOFT_GRACE_PERIOD must look like memory.available=1m30s,nodefs.available=90s' })
+  EVICTION_SOFT_GRACE_PERIOD: string = '';
+
+  /** Grace of a pod evicted for a soft threshold, at most; 0: the pod's own (--eviction-max-pod-grace-period). */
+  @IsInt()
+  @Min(0)
+  EVICTION_MAX_POD_GRACE_PERIOD_SECONDS: number = 0;
+
+  /** How long a pressure condition stays True after its threshold was last crossed (--eviction-pressure-transition-period). */
+  @IsNumber()
+  @Min(0)
+  EVICTION_PRESSURE_TRANSITION_PERIOD_SECONDS: number = 300;
+
+  /** How often the eviction manager reads the signals (the kubelet's housekeeping interval). */
+  @IsNumber()
+  @Min(0.1)
+  EVICTION_MONITORING_INTERVAL_SECONDS: number = 10;
+
+  /** The file system of the runtime's images and writable layers, read for imagefs.available (Docker's root dir). */
+  @IsString()
+  IMAGEFS_PATH: string = '/var/lib/docker';
 
   /** The container runtime: the Docker engine, or `fake` (in memory, no containers: a hollow node). */
   @IsIn(['docker', 'fake'])

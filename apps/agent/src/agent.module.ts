@@ -10,6 +10,8 @@ import { AgentMetrics } from './agent.metrics.js';
 import { AssignmentsController } from './config/assignments.controller.js';
 import { DesiredStateService } from './config/desired-state.service.js';
 import { EventRecorder } from './events/event-recorder.service.js';
+import { EVICTION_SIGNAL_READER } from './eviction/eviction.constants.js';
+import { EvictionManager, MachineSignalReader } from './eviction/eviction-manager.service.js';
 import { HandlerRunner } from './lifecycle/handler-runner.js';
 import { PodAdmission } from './lifecycle/pod-admission.js';
 import { TerminationMessages } from './lifecycle/termination-messages.js';
@@ -68,6 +70,8 @@ export class AgentModule {
         { provide: AgentMetrics, useFactory: () => new AgentMetrics() },
         { provide: PlegHealth, useFactory: (metrics: AgentMetrics) => new PlegHealth(metrics), inject: [AgentMetrics] },
         DesiredStateService,
+        { provide: EVICTION_SIGNAL_READER, useFactory: () => new MachineSignalReader(config.AGENT_ROOT_DIR, config.IMAGEFS_PATH) },
+        EvictionManager,
         NodeService,
         StatusReporter,
         EventRecorder,

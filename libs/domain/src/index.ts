@@ -27,6 +27,7 @@ export * from './assignment-check.js';
 export * from './restart-policy.js';
 export * from './init-containers.js';
 export * from './qos.js';
+export * from './eviction.js';
 export {
   ClusterReplay,
   buildTimeline,

@@ -289,3 +289,24 @@ export function runtimeDownStatus(status: PodStatus, why: string, nowIso: string
     ...(status.containerStatuses ? { containerStatuses: status.containerStatuses.map((s) => ({ ...s, ready: false })) } : {}),
   };
 }
+
+/**
+ * The status of a pod the node evicted, as the kubelet's eviction manager sets it: Failed,
+ * reason Evicted with its message, and DisruptionTarget=True (TerminationByKubelet).
+ */
+export function evictedStatus(status: PodStatus, message: string): PodStatus {
+  const notReady = (c: PodCondition): PodCondition =>
+    c.type === 'Ready' || c.type === 'ContainersReady'
+      ? { type: c.type, status: 'False', reason: 'PodFailed', ...(c.lastTransitionTime ? { lastTransitionTime: c.lastTransitionTime } : {}) }
+      : c;
+  return {
+    ...status,
+    phase: 'Failed',
+    reason: 'Evicted',
+    message,
+    conditions: [
+      ...(status.conditions ?? []).filter((c) => c.type !== 'DisruptionTarget').map(notReady),
+      { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message },
+    ],
+  };
+}

@@ -27,6 +27,8 @@ export interface DesiredPod extends PodRef {
   manifest: PodManifest;
   /** Set once the pod is unassigned: stop it within this grace. */
   terminating?: { graceSeconds: number };
+  /** Set once the node evicted it (node-pressure eviction): its containers stop within this grace and nothing starts again. */
+  evicted?: { graceSeconds: number };
 }
 
 /** The kubelet never gives a container less than this to stop (minimumGracePeriodInSeconds). */
@@ -71,10 +73,11 @@ export type Action =
   | { kind: 'ReportRemoved'; pod: DesiredPod };
 
 /**
- * Why a pod's containers are stopped: deleted, unknown here, its sandbox died, it finished, or
- * (`ExtraSandbox`) a second running sandbox goes with the app containers that joined it.
+ * Why a pod's containers are stopped: deleted, unknown here, its sandbox died, it finished,
+ * (`ExtraSandbox`) a second running sandbox goes with the app containers that joined it, or
+ * the node evicted it under resource pressure.
  */
-export type KillReason = 'Deleted' | 'Orphaned' | 'SandboxChanged' | 'PodCompleted' | 'ExtraSandbox';
+export type KillReason = 'Deleted' | 'Orphaned' | 'SandboxChanged' | 'PodCompleted' | 'ExtraSandbox' | 'Evicted';
 
 export interface PlanInput {
   desired: DesiredPod[];
@@ -172,6 +175,12 @@ export function planReconcile(input: PlanInput): Plan {
       if (observed.length === 0) actions.push({ kind: 'ReportRemoved', pod });
       else if (observed.some((c) => c.state === 'running')) actions.push(killAll(pod, observed, pod.terminating.graceSeconds, 'Deleted', false));
       else actions.push({ kind: 'FinalizePod', pod, containerIds: observed.map((c) => c.id) });
+      continue;
+    }
+    if (pod.evicted) {
+      // An evicted pod is Failed for good: what still runs stops, its containers stay for status and logs.
+      const running = observed.filter((c) => c.state === 'running');
+      if (running.length > 0) actions.push(killAll(pod, running, pod.evicted.graceSeconds, 'Evicted', false));
       continue;
     }
     // Exactly one sandbox per pod: while one is running or created, no other is planned.

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { Container } from '#contracts';
-import { BackoffBook, computePodStatus, isDead, planReconcile, podContainers, runtimeDownStatus, type Action, type DesiredPod } from '#domain';
+import { BackoffBook, computePodStatus, evictedStatus, isDead, planReconcile, podContainers, runtimeDownStatus, type Action, type DesiredPod } from '#domain';
 import { podRef } from '#observability';
 import { CoalescingQueue } from '#workqueue';
 import { LABELS, type ContainerRuntime, type RuntimeContainer } from '#runtime';
@@ -9,6 +9,7 @@ import type { AgentConfig } from '../agent.config.js';
 import { DesiredStateService } from '../config/desired-state.service.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
 import { PodAdmission } from '../lifecycle/pod-admission.js';
+import { EvictionManager } from '../eviction/eviction-manager.service.js';
 import { TerminationMessages } from '../lifecycle/termination-messages.js';
 import { ProberService } from '../prober/prober.service.js';
 import { NodeService } from '../node/node.service.js';
@@ -62,6 +63,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     private readonly metrics: AgentMetrics,
     private readonly pleg: PlegHealth,
     private readonly volumes: VolumeManager,
+    private readonly eviction: EvictionManager,
   ) {
     this.passes = new CoalescingQueue(
       async () => {
@@ -83,6 +85,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     this.desired.onChange(() => this.trigger());
     this.executor.onWake((atMs) => this.wakeAt(atMs));
     this.prober.onResult(() => this.trigger());
+    this.eviction.onEviction(() => this.trigger());
     this.resync = setInterval(() => {
       this.trigger();
       // ConfigMap, Secret and downward API volumes follow their sources once per sync period.
@@ -122,7 +125,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     }
     const byUid = groupByUid(observed);
     // Pods that do not fit the node are refused here (reported Failed once) and never planned.
-    const desired = await this.admission.admit(this.desired.list(), byUid);
+    // Pods the node evicted are marked, so they are stopped for good and reported Evicted.
+    const desired = await this.eviction.mark(await this.admission.admit(this.desired.list(), byUid), byUid);
     const nowMs = Date.now();
     this.backoff.gc(nowMs);
     this.executor.startBackoff.gc(nowMs);
@@ -179,6 +183,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
             await this.status.reportRemoved(action.pod);
             this.desired.forget(action.pod.uid);
             this.admission.forget(action.pod.uid);
+            this.eviction.forget(action.pod.uid);
             this.backoff.forget(`${action.pod.uid}/`);
             break;
           case 'FinalizePod':
@@ -223,7 +228,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     // Still running (started again behind the pass's back): the next pass kills it first.
     if (observed.length === 0 || observed.some((c) => c.state === 'running')) return;
     const ids = observed.map((c) => c.id);
-    const status = computePodStatus({
+    const computed = computePodStatus({
       pod,
       manifest: pod.manifest,
       observed,
@@ -233,7 +238,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       terminal: true,
       messages: await this.messages.collect(new Map(podContainers(pod.manifest.spec).map((c) => [`${pod.uid}/${c.name}`, c])), observed.filter(isDead)),
     });
-    await this.status.report(pod, status);
+    const eviction = this.eviction.evictionOf(pod.uid);
+    await this.status.report(pod, eviction ? evictedStatus(computed, eviction.message) : computed);
     await this.executor.removeAll(pod, ids);
   }
 
@@ -261,7 +267,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
         .filter((pod) => !pod.terminating)
         .map(async (pod) => {
           const waiting = this.executor.waitingReasons(pod.uid);
-          const status = computePodStatus({
+          const eviction = this.eviction.evictionOf(pod.uid);
+          const computed = computePodStatus({
             pod,
             manifest: pod.manifest,
             observed: byUid.get(pod.uid) ?? [],
@@ -271,7 +278,10 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
             ...(waiting ? { waiting } : {}),
             probes: this.prober.results(),
             messages: this.messages.known(),
+            // An evicted pod's containers are stopped for good: no back-off, no restart to wait for.
+            ...(eviction ? { terminal: true } : {}),
           });
+          const status = eviction ? evictedStatus(computed, eviction.message) : computed;
           const previous = this.status.previous(pod.uid);
           for (const s of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
             const before = [...(previous?.initContainerStatuses ?? []), ...(previous?.containerStatuses ?? [])].find((p) => p.name === s.name);

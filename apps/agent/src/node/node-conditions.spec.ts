@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { PressureCondition } from '#domain';
 import {
   allocatableFrom,
   NODE_LABELS_FORMAT,
@@ -7,39 +8,37 @@ import {
   parseTaints,
   pressureConditions,
   TAINTS_FORMAT,
-  THRESHOLDS,
-  type NodeReadings,
+  type SignalReadings,
 } from './node-conditions.js';
 
-const fine: NodeReadings = {
-  memoryAvailable: { ok: true, value: 8 * 2 ** 30 },
-  diskFreeFraction: { ok: true, value: 0.5 },
-  pidFreeFraction: { ok: true, value: 0.99 },
+const ok = (available: number, capacity: number) => ({ ok: true as const, value: { available, capacity } });
+const fine: SignalReadings = {
+  'memory.available': ok(8 * 2 ** 30, 16 * 2 ** 30),
+  'nodefs.available': ok(50 * 2 ** 30, 100 * 2 ** 30),
+  'nodefs.inodesFree': ok(900_000, 1_000_000),
+  'imagefs.available': ok(50 * 2 ** 30, 100 * 2 ** 30),
+  'pid.available': ok(4_000_000, 4_194_304),
 };
 
 describe('pressureConditions', () => {
   it('reports no pressure with headroom, with the kubelet reasons', () => {
-    const sut = pressureConditions(fine);
+    const sut = pressureConditions(new Set(), fine);
     assert.deepEqual(
       sut.map((c) => `${c.type}=${c.status}/${c.reason}`),
       ['MemoryPressure=False/KubeletHasSufficientMemory', 'DiskPressure=False/KubeletHasNoDiskPressure', 'PIDPressure=False/KubeletHasSufficientPID'],
     );
   });
 
-  it('reports pressure below the kubelet thresholds', () => {
-    const sut = pressureConditions({
-      memoryAvailable: { ok: true, value: THRESHOLDS.memoryAvailableBytes - 1 },
-      diskFreeFraction: { ok: true, value: 0.05 },
-      pidFreeFraction: { ok: true, value: 0.01 },
-    });
+  it('reports the pressure the eviction manager holds', () => {
+    const sut = pressureConditions(new Set<PressureCondition>(['MemoryPressure', 'DiskPressure', 'PIDPressure']), fine);
     assert.deepEqual(
-      sut.map((c) => c.status),
-      ['True', 'True', 'True'],
+      sut.map((c) => `${c.status}/${c.reason}`),
+      ['True/KubeletHasInsufficientMemory', 'True/KubeletHasDiskPressure', 'True/KubeletHasInsufficientPID'],
     );
   });
 
   it('says Unknown, with why, for a reading that could not be taken, never a made-up number', () => {
-    const sut = pressureConditions({ ...fine, pidFreeFraction: { ok: false, why: 'process ids: ENOENT /proc/sys/kernel/pid_max' } });
+    const sut = pressureConditions(new Set(), { ...fine, 'pid.available': { ok: false, why: 'process ids: ENOENT /proc/sys/kernel/pid_max' } });
     const pid = sut.find((c) => c.type === 'PIDPressure');
     assert.equal(pid?.status, 'Unknown');
     assert.match(pid?.message ?? '', /cannot be determined: process ids: ENOENT/);

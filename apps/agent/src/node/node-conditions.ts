@@ -1,86 +1,99 @@
 import { readdirSync, readFileSync, statfsSync } from 'node:fs';
-import { freemem } from 'node:os';
+import { freemem, totalmem } from 'node:os';
+import type { EvictionSignal, PressureCondition, SignalObservation, SignalObservations } from '#domain';
 import { readCgroupLimits, type CgroupLimits } from './cgroup-limits.js';
 
 /** A reading the agent could take, or why it could not. */
-export type Reading = { ok: true; value: number } | { ok: false; why: string };
+export type Reading<T = number> = { ok: true; value: T } | { ok: false; why: string };
 
-export interface NodeReadings {
-  /** Bytes of memory available for new work: the cgroup's limit − working set where a limit is set, else MemAvailable (free memory where /proc is missing). */
-  memoryAvailable: Reading;
-  /** Fraction of the agent's file system that is free, 0–1. */
-  diskFreeFraction: Reading;
-  /** Fraction of process ids still free, 0–1 (Linux only). */
-  pidFreeFraction: Reading;
-}
+/** Each eviction signal as read from the machine: what is available and the capacity. */
+export type SignalReadings = Record<EvictionSignal, Reading<SignalObservation>>;
 
-/** The kubelet's default hard eviction thresholds: memory.available<100Mi, nodefs.available<10%; PIDs have none, 10 % here. */
-export const THRESHOLDS = { memoryAvailableBytes: 100 * 2 ** 20, diskFreeFraction: 0.1, pidFreeFraction: 0.1 };
-
-function read(fn: () => number, what: string): Reading {
+function read(fn: () => SignalObservation, what: string): Reading<SignalObservation> {
   try {
     const value = fn();
-    return Number.isFinite(value) ? { ok: true, value } : { ok: false, why: `${what} is not a number` };
+    return Number.isFinite(value.available) && Number.isFinite(value.capacity) ? { ok: true, value } : { ok: false, why: `${what} is not a number` };
   } catch (error) {
     return { ok: false, why: `${what}: ${(error as Error).message}` };
   }
 }
 
-/** Reads memory, disk and PID headroom from the machine: the cgroup and /proc where they exist, the OS otherwise. */
-export function takeReadings(rootDir: string, limits: CgroupLimits = readCgroupLimits()): NodeReadings {
+const meminfo = (field: string, text: string): number | undefined => {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
+  return match?.[1] ? Number(match[1]) * 1024 : undefined;
+};
+
+/**
+ * Reads the kubelet's eviction signals from the machine: memory from the cgroup (a limit) or
+ * /proc/meminfo, the agent's and the image store's file systems with statfs, process ids from
+ * /proc. A reading that fails says why; nothing is made up.
+ */
+export function takeReadings(rootDir: string, imagefsDir: string, limits: CgroupLimits = readCgroupLimits()): SignalReadings {
+  const fs = (dir: string, what: 'bytes' | 'inodes') => (): SignalObservation => {
+    const stat = statfsSync(dir);
+    return what === 'bytes' ? { available: stat.bavail * stat.bsize, capacity: stat.blocks * stat.bsize } : { available: stat.ffree, capacity: stat.files };
+  };
   return {
-    memoryAvailable: read(() => {
+    'memory.available': read(() => {
       // As the kubelet's memory.available: a container's limit, not the host's free memory, is what a node in one has.
-      if (limits.memoryBytes !== undefined && limits.memoryWorkingSetBytes !== undefined) return limits.memoryBytes - limits.memoryWorkingSetBytes;
+      if (limits.memoryBytes !== undefined && limits.memoryWorkingSetBytes !== undefined)
+        return { available: limits.memoryBytes - limits.memoryWorkingSetBytes, capacity: limits.memoryBytes };
+      let text = '';
       try {
-        const match = /^MemAvailable:\s+(\d+) kB$/m.exec(readFileSync('/proc/meminfo', 'utf8'));
-        if (match?.[1]) return Number(match[1]) * 1024;
+        text = readFileSync('/proc/meminfo', 'utf8');
       } catch {
-        // No /proc (macOS): the OS's free memory is the nearest honest reading.
+        // No /proc (macOS): the OS's figures are the nearest honest reading.
       }
-      return freemem();
+      return { available: meminfo('MemAvailable', text) ?? freemem(), capacity: meminfo('MemTotal', text) ?? totalmem() };
     }, 'available memory'),
-    diskFreeFraction: read(() => {
-      const fs = statfsSync(rootDir);
-      return fs.bavail / fs.blocks;
-    }, `free space of ${rootDir}`),
-    pidFreeFraction: read(() => {
+    'nodefs.available': read(fs(rootDir, 'bytes'), `free space of ${rootDir}`),
+    'nodefs.inodesFree': read(fs(rootDir, 'inodes'), `free inodes of ${rootDir}`),
+    'imagefs.available': read(fs(imagefsDir, 'bytes'), `free space of ${imagefsDir}`),
+    'pid.available': read(() => {
       const max = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim());
       const used = readdirSync('/proc').filter((n) => /^\d+$/.test(n)).length;
-      return 1 - used / max;
+      return { available: max - used, capacity: max };
     }, 'process ids'),
   };
 }
 
+/** The readings that could be taken, as the eviction thresholds read them. */
+export function observationsOf(readings: SignalReadings): SignalObservations {
+  return Object.fromEntries(Object.entries(readings).flatMap(([signal, r]) => (r.ok ? [[signal, r.value]] : [])));
+}
+
 type Condition = { type: string; status: 'True' | 'False' | 'Unknown'; reason: string; message: string };
 
-/** The kubelet's pressure conditions from readings; a reading that failed makes its condition Unknown, never a guess. */
-export function pressureConditions(readings: NodeReadings): Condition[] {
+/**
+ * The kubelet's pressure conditions: True while the eviction manager holds the pressure, else
+ * False; a reading that failed makes its condition Unknown (memory, the agent's file system,
+ * process ids), never a guess.
+ */
+export function pressureConditions(pressure: ReadonlySet<PressureCondition>, readings: SignalReadings): Condition[] {
   const condition = (
-    type: string,
-    reading: Reading,
-    pressured: (v: number) => boolean,
+    type: PressureCondition,
+    reading: Reading<SignalObservation>,
     names: { ok: string; bad: string; okMessage: string; badMessage: string },
   ): Condition => {
     if (!reading.ok) return { type, status: 'Unknown', reason: 'NodeStatusUnknown', message: `cannot be determined: ${reading.why}` };
-    return pressured(reading.value)
+    return pressure.has(type)
       ? { type, status: 'True', reason: names.bad, message: names.badMessage }
       : { type, status: 'False', reason: names.ok, message: names.okMessage };
   };
   return [
-    condition('MemoryPressure', readings.memoryAvailable, (v) => v < THRESHOLDS.memoryAvailableBytes, {
+    condition('MemoryPressure', readings['memory.available'], {
       ok: 'KubeletHasSufficientMemory',
       bad: 'KubeletHasInsufficientMemory',
       okMessage: 'kubelet has sufficient memory available',
       badMessage: 'kubelet has insufficient memory available',
     }),
-    condition('DiskPressure', readings.diskFreeFraction, (v) => v < THRESHOLDS.diskFreeFraction, {
+    condition('DiskPressure', readings['nodefs.available'], {
       ok: 'KubeletHasNoDiskPressure',
       bad: 'KubeletHasDiskPressure',
       okMessage: 'kubelet has no disk pressure',
       badMessage: 'kubelet has disk pressure',
     }),
-    condition('PIDPressure', readings.pidFreeFraction, (v) => v < THRESHOLDS.pidFreeFraction, {
+    condition('PIDPressure', readings['pid.available'], {
       ok: 'KubeletHasSufficientPID',
       bad: 'KubeletHasInsufficientPID',
       okMessage: 'kubelet has sufficient PID available',

@@ -8,19 +8,13 @@ import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { DesiredStateService } from '../config/desired-state.service.js';
 import { PlegHealth } from '../pleg/pleg-health.js';
-import { allocatableFrom, parseNodeLabels, parseTaints, pressureConditions, readyCondition, takeReadings } from './node-conditions.js';
+import { EvictionManager } from '../eviction/eviction-manager.service.js';
+import { allocatableFrom, parseNodeLabels, parseTaints, readyCondition } from './node-conditions.js';
 import { readCgroupLimits } from './cgroup-limits.js';
 import { describeNode, detectNodeIP, sharedFor } from './node-info.js';
 
-/** The machine's cgroup limits and headroom, shared by the nodes of one process (see sharedFor). */
+/** The machine's cgroup limits, shared by the nodes of one process (see sharedFor). */
 const machineLimits = sharedFor(500, () => readCgroupLimits());
-const machineReadings = new Map<string, () => ReturnType<typeof takeReadings>>();
-
-function readingsOf(rootDir: string): ReturnType<typeof takeReadings> {
-  let read = machineReadings.get(rootDir);
-  if (!read) machineReadings.set(rootDir, (read = sharedFor(500, () => takeReadings(rootDir, machineLimits()))));
-  return read();
-}
 
 const UNKNOWN_RUNTIME: RuntimeInfo = { name: 'docker', version: 'unknown', apiVersion: 'unknown', os: 'unknown', kernelVersion: 'unknown' };
 
@@ -51,6 +45,7 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(RUNTIME) private readonly runtime: ContainerRuntime,
     private readonly desired: DesiredStateService,
     private readonly pleg: PlegHealth,
+    private readonly eviction: EvictionManager,
   ) {
     this.nodeIP = config.NODE_IP ?? detectNodeIP();
   }
@@ -97,10 +92,11 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
     return allocatableFrom(node.status.capacity, this.config.SYSTEM_RESERVED, parseQuantity);
   }
 
-  /** The node as it is now: capacity, labels, taints, and pressure conditions from fresh readings. */
+  /** The node as it is now: capacity, labels, taints, and the eviction manager's pressure conditions. */
   private describe(): NodeObject {
     const node = describeNode(this.config.NODE_NAME, this.nodeIP, this.config.MAX_PODS, this.runtimeInfo ?? UNKNOWN_RUNTIME, AGENT_VERSION, machineLimits());
-    const taints = parseTaints(this.config.REGISTER_WITH_TAINTS);
+    // The pressure conditions' taints, as the node lifecycle controller adds them (TaintNodesByCondition).
+    const taints = [...parseTaints(this.config.REGISTER_WITH_TAINTS), ...this.eviction.taints()];
     return {
       ...node,
       metadata: { ...node.metadata, ...this.identity, labels: { ...parseNodeLabels(this.config.NODE_LABELS), ...node.metadata.labels } },
@@ -108,7 +104,7 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
       status: {
         ...node.status,
         allocatable: allocatableFrom(node.status.capacity, this.config.SYSTEM_RESERVED, parseQuantity),
-        conditions: this.stamp([...pressureConditions(readingsOf(this.config.AGENT_ROOT_DIR)), this.ready()]),
+        conditions: this.stamp([...this.eviction.conditions(), this.ready()]),
       },
     };
   }
