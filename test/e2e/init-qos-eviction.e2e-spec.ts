@@ -29,11 +29,10 @@ describe('pods as the kubelet runs them: init containers, sidecars, QoS, evictio
   }
 
   async function waitForColumn(name: string, wanted: string, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (let seen = await statusColumn(name); seen !== wanted; seen = await statusColumn(name)) {
-      if (Date.now() > deadline) throw new Error(`${name}: STATUS ${seen}, waited for ${wanted}\n${cluster.agentLog(node)}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    let seen = '';
+    await waitFor(`${name} to show STATUS ${wanted}`, async () => (seen = await statusColumn(name)) === wanted, timeoutMs, 200).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}: STATUS ${seen}\n${cluster.agentLog(node)}`);
+    });
   }
 
   /** Docker's start and finish times of the pod's container of one name (its only run). */

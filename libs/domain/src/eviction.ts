@@ -1,4 +1,4 @@
-import type { PodQOSClass, PodSpec } from '#contracts';
+import { parseQuantity, type PodQOSClass, type PodSpec } from '#contracts';
 import { qosClass } from './qos.js';
 
 /** The kubelet's eviction signals jetlet reads (`kubelet/eviction/api`). */
@@ -64,22 +64,6 @@ export const EVICTION_THRESHOLDS_FORMAT = new RegExp(`^$|^(${ITEM.source.slice(1
 /** Grace periods, `memory.available=1m30s,nodefs.available=90s` (the kubelet's --eviction-soft-grace-period syntax). */
 export const EVICTION_GRACE_FORMAT = new RegExp(`^$|^(${GRACE.source.slice(1, -1)})(,(${GRACE.source.slice(1, -1)}))*$`);
 
-const UNITS: Record<string, number> = {
-  '': 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
 /** A Go duration (`1m30s`, `90s`, `500ms`) in milliseconds. */
 export function goDurationMs(text: string): number {
   const factor: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
@@ -119,8 +103,7 @@ export function parseThresholds(text: string, hard: boolean, gracePeriods = ''):
       if (percentage > 1) errors.push(`eviction percentage threshold ${signal} must be at most 100%`);
       else thresholds.push({ signal, percentage, gracePeriodMs: grace, hard });
     } else {
-      const [, n, unit] = /^(\d+(?:\.\d+)?)(.*)$/.exec(value) ?? [];
-      thresholds.push({ signal, quantity: Number(n) * (UNITS[unit ?? ''] ?? 1), gracePeriodMs: grace, hard });
+      thresholds.push({ signal, quantity: parseQuantity(value), gracePeriodMs: grace, hard });
     }
   }
   if (errors.length > 0) throw new RangeError(errors.join('; '));

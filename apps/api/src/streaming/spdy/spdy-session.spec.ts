@@ -56,16 +56,20 @@ class Client {
     this.socket.write(synStreamFrame(id, await this.compressor.transform(encodeHeaderBlock(headers))));
   }
 
+  /** Waits for the frames that arrive until `find` is satisfied, or fails after 10 s with what did arrive. */
   async until<T>(what: string, find: () => T | undefined): Promise<T> {
-    for (let i = 0; i < 200; i++) {
-      const found = find();
+    const deadline = Date.now() + 10_000;
+    for (let found = find(); ; found = find()) {
       if (found !== undefined) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${what}: ${JSON.stringify(this.frames.map((f) => f.type))}`);
+      let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         this.waiters.push(resolve);
-        setTimeout(resolve, 50);
+        timer = setTimeout(resolve, left);
       });
+      clearTimeout(timer);
     }
-    throw new Error(`no ${what}: ${JSON.stringify(this.frames.map((f) => f.type))}`);
   }
 
   async replyHeaders(id: number): Promise<Record<string, string>> {
@@ -114,13 +118,14 @@ describe('SPDY/3.1 server session', () => {
   it('hands streams over with their headers, replies, relays data both ways with FIN, and echoes pings', async () => {
     const [serverSide, clientSide] = await socketPair();
     const opened: SpdyStream[] = [];
-    const closed: string[] = [];
+    let sessionClosed: (why: string) => void = () => undefined;
+    const closed = new Promise<string>((resolve) => (sessionClosed = resolve));
     const sut = new SpdySession(serverSide, {
       stream: (stream) => {
         opened.push(stream);
         stream.reply();
       },
-      close: (why) => closed.push(why),
+      close: (why) => sessionClosed(why),
     });
     const client = new Client(clientSide);
     await client.open(1, { port: '80', requestid: '0', streamtype: 'error' });
@@ -150,7 +155,7 @@ describe('SPDY/3.1 server session', () => {
 
     clientSide.write(pingFrame(2));
     clientSide.end();
-    await client.until('the session to close', () => closed[0]);
+    await closed;
     assert.ok(!client.frames.some((f) => f.type === 'ping' && f.id === 2), 'even pings are answers, not echoed');
     assert.ok(opened[0]?.destroyed);
   });
