@@ -94,6 +94,14 @@ export interface ContainerConfig {
   noNewPrivileges?: boolean;
   /** Namespaced sysctls of the container's own (IPC) namespaces. */
   sysctls?: Record<string, string>;
+  /** Keep the main process's stdin open for attaching clients (Kubernetes `stdin`). */
+  openStdin?: boolean;
+  /** Close that stdin when the first attached client disconnects (Kubernetes `stdinOnce`). */
+  stdinOnce?: boolean;
+  /** A pseudo-terminal for the main process (Kubernetes `tty`). */
+  tty?: boolean;
+  /** Join the PID namespace of this container (an ephemeral container's target) instead of having its own. */
+  pidOf?: string;
 }
 
 export interface RuntimeEvent {

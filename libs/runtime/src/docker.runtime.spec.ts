@@ -468,4 +468,34 @@ describe('DockerRuntime with a fake engine client', () => {
       HostConfig: { NetworkMode: 'container:sandbox-1', Memory: 1024 },
     });
   });
+
+  it('opens the stdin and terminal a container asks for, and joins the PID namespace it names', async () => {
+    let created: Docker.ContainerCreateOptions | undefined;
+    const sut = new DockerRuntime(
+      fakeDocker({
+        createContainer: async (opts: Docker.ContainerCreateOptions) => {
+          created = opts;
+          return { id: 'new-id' };
+        },
+      }),
+    );
+    await sut.createContainer('sandbox-1', {
+      name: 'dbg',
+      image: 'jetlet/busybox:1.35',
+      env: [],
+      labels: {},
+      openStdin: true,
+      stdinOnce: true,
+      tty: true,
+      pidOf: 'target-id',
+    });
+    assert.equal(created?.OpenStdin, true);
+    assert.equal(created?.StdinOnce, true);
+    assert.equal(created?.Tty, true);
+    assert.equal(created?.HostConfig?.PidMode, 'container:target-id');
+    await sut.createContainer('sandbox-1', { name: 'plain', image: 'jetlet/busybox:1.35', env: [], labels: {} });
+    assert.equal(created?.OpenStdin, undefined);
+    assert.equal(created?.Tty, undefined);
+    assert.equal(created?.HostConfig?.PidMode, undefined);
+  });
 });

@@ -394,6 +394,7 @@ export class DockerRuntime implements ContainerRuntime {
     if (config.privileged) hostConfig.Privileged = true;
     if (config.noNewPrivileges) hostConfig.SecurityOpt = ['no-new-privileges'];
     if (config.sysctls && Object.keys(config.sysctls).length > 0) hostConfig.Sysctls = { ...config.sysctls };
+    if (config.pidOf !== undefined) hostConfig.PidMode = `container:${config.pidOf}`;
 
     const options: Docker.ContainerCreateOptions = {
       name: config.name,
@@ -402,6 +403,9 @@ export class DockerRuntime implements ContainerRuntime {
       Env: config.env.map(({ name, value }) => `${name}=${value}`),
       Labels: { ...config.labels },
       HostConfig: hostConfig,
+      // As dockershim: the stdin stays open for `kubectl attach -i` only when the spec asks for it.
+      ...(config.openStdin ? { OpenStdin: true, StdinOnce: config.stdinOnce === true } : {}),
+      ...(config.tty ? { Tty: true } : {}),
     };
     // Kubernetes semantics: command replaces ENTRYPOINT, args replace CMD, and an empty
     // list means "not set". Cmd is deliberately left out when only the entrypoint is

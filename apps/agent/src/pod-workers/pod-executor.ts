@@ -341,6 +341,8 @@ export class PodExecutor {
         env: config.env,
         ...config.security,
         ...(container.workingDir ? { workingDir: container.workingDir } : {}),
+        ...(container.stdin ? { openStdin: true, stdinOnce: container.stdinOnce === true } : {}),
+        ...(container.tty ? { tty: true } : {}),
         labels: {
           ...this.podLabels(pod),
           [LABELS.kind]: 'container',

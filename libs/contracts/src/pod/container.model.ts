@@ -393,4 +393,19 @@ export class Container {
   @ValidateNested()
   @Type(() => SecurityContext)
   securityContext?: SecurityContext;
+
+  /** Keep a stdin open for the main process, which `kubectl attach -i` writes to; without it the process reads end of file at once. */
+  @IsOptional()
+  @IsBoolean()
+  stdin?: boolean;
+
+  /** With stdin: the stdin closes when the first attached client disconnects, and is never opened again for this run. */
+  @IsOptional()
+  @IsBoolean()
+  stdinOnce?: boolean;
+
+  /** Give the main process a terminal (stdout and stderr become one stream); an attach must then ask for one. */
+  @IsOptional()
+  @IsBoolean()
+  tty?: boolean;
 }
