@@ -136,4 +136,99 @@ describe('kubectl attach -i, run -i and debug through the agent', () => {
     assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.match(run.stdout, /tty=\/dev\/pts\/\d+ got typed/);
   });
+  /** PATCHes a pod's ephemeralcontainers subresource as JSON merge patch or strategic merge patch. */
+  const patchEphemeral = async (
+    name: string,
+    body: object,
+    type = 'application/strategic-merge-patch+json',
+  ): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const res = await fetch(`${cluster.apiUrl}/api/v1/namespaces/default/pods/${name}/ephemeralcontainers`, {
+      method: 'PATCH',
+      headers: { ...cluster.authHeaders(), 'content-type': type },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  it("debugs a pod with kubectl debug -it: an ephemeral container in the target's process namespace, shown in the status, run once", async () => {
+    await cluster.createPod('default', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'target' },
+      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: IMAGE, command: ['sleep', '3601'] }] },
+    });
+    await cluster.waitForRunning('default', 'target', 120_000);
+    const run = await underTerminal(
+      ['debug', '-it', 'target', `--image=${IMAGE}`, '--image-pull-policy=Never', '--target=main', '--', 'sh'],
+      /try pressing enter/,
+      'ps -o pid,args; exit 0\r',
+    );
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    // The target's main process is pid 1 of the namespace the debug shell joined.
+    assert.match(run.stdout, /\n\s*1 sleep 3601/);
+    const name = /debugger-[a-z0-9]+/.exec(run.stdout)?.[0] ?? '';
+    assert.notEqual(name, '', run.stdout);
+
+    const pod = await cluster.waitForPod('default', 'target', `${name} terminated`, (p) => {
+      const status = (p.status as { ephemeralContainerStatuses?: Array<{ name: string; state: { terminated?: { exitCode: number } } }> } | undefined)
+        ?.ephemeralContainerStatuses?.[0];
+      return status?.name === name && status.state.terminated?.exitCode === 0;
+    });
+    assert.equal(pod.status?.phase, 'Running');
+    const shown = await kubectl([
+      'get',
+      'pod',
+      'target',
+      '-o',
+      'jsonpath={.spec.ephemeralContainers[0].targetContainerName} {.status.ephemeralContainerStatuses[0].state.terminated.reason}',
+    ]);
+    assert.equal(shown.stdout, 'main Completed', shown.stderr);
+    // Run once: after more passes of the agent there is still exactly one container for it, and it stays ended.
+    await cluster.waitForPasses(node, 3);
+    const runs = (await cluster.podContainers(node, pod.metadata.uid ?? '')).filter((c) => c.Labels['io.jetlet.container.name'] === name);
+    assert.equal(runs.length, 1);
+    assert.equal(runs[0]?.State, 'exited');
+  });
+
+  it('refuses ephemeral containers with ports, probes or resources, on create, and any change to one that exists, naming each field', async () => {
+    const bad = await patchEphemeral('target', {
+      spec: {
+        ephemeralContainers: [
+          {
+            name: 'bad',
+            image: IMAGE,
+            ports: [{ containerPort: 80 }],
+            readinessProbe: { exec: { command: ['true'] } },
+            resources: { limits: { cpu: '100m' } },
+            targetContainerName: 'nope',
+          },
+        ],
+      },
+    });
+    assert.equal(bad.status, 422, JSON.stringify(bad.body));
+    // Whichever index the patch gave it, each bad field of that one container is named.
+    const fields = ((bad.body.details as { causes: Array<{ field: string }> }).causes ?? []).map((c) => c.field.replace(/\[\d+\]/, '[i]')).sort();
+    assert.deepEqual(fields, [
+      'spec.ephemeralContainers[i].ports',
+      'spec.ephemeralContainers[i].readinessProbe',
+      'spec.ephemeralContainers[i].resources',
+      'spec.ephemeralContainers[i].targetContainerName',
+    ]);
+
+    const changed = await patchEphemeral('target', { spec: { ephemeralContainers: [{ name: 'x', image: IMAGE }] } }, 'application/merge-patch+json');
+    assert.equal(changed.status, 422, JSON.stringify(changed.body));
+    assert.match(String(changed.body.message), /may not be removed/);
+
+    const created = await kubectl(
+      ['create', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'born-debugged' },
+        spec: { containers: [{ name: 'main', image: IMAGE }], ephemeralContainers: [{ name: 'dbg', image: IMAGE }] },
+      }),
+    );
+    assert.notEqual(created.code, 0);
+    assert.match(created.stderr, /spec\.ephemeralContainers: Forbidden: cannot be set on create/);
+  });
 });

@@ -65,6 +65,8 @@ export const BUILT_IN_ROLES: Readonly<Record<string, readonly PolicyRule[]>> = {
   edit: [
     { verbs: [...READ, ...WRITE], apiGroups: [''], resources: ['pods', 'configmaps', 'secrets'] },
     { verbs: [...READ, ...WRITE], apiGroups: [''], resources: [...POD_CONNECT] },
+    // As Kubernetes' edit role: whoever may exec into a pod may debug it.
+    { verbs: ['patch', 'update'], apiGroups: [''], resources: ['pods/ephemeralcontainers'] },
     { verbs: ['create'], apiGroups: ['', 'policy'], resources: ['pods/eviction'] },
     { verbs: [...READ], apiGroups: [''], resources: ['pods/log', 'pods/status', 'events', 'namespaces', 'namespaces/status'] },
     { verbs: [...READ], apiGroups: ['metrics.k8s.io'], resources: ['pods'] },

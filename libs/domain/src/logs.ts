@@ -5,12 +5,18 @@ export type LogChoice<T> = { ok: true; value: T } | { ok: false; message: string
 
 /**
  * The container a log request means, as the API server decides it: the one named, which
- * must be in the spec (init containers included); else the pod's only container; else the
+ * must be in the spec (init and ephemeral containers included); else the pod's only container; else the
  * request must name one.
  */
-export function logContainerName(podName: string, containers: string[], requested?: string, initContainers: string[] = []): LogChoice<string> {
+export function logContainerName(
+  podName: string,
+  containers: string[],
+  requested?: string,
+  initContainers: string[] = [],
+  ephemeralContainers: string[] = [],
+): LogChoice<string> {
   if (requested !== undefined) {
-    return containers.includes(requested) || initContainers.includes(requested)
+    return containers.includes(requested) || initContainers.includes(requested) || ephemeralContainers.includes(requested)
       ? { ok: true, value: requested }
       : { ok: false, message: `container ${requested} is not valid for pod ${podName}` };
   }
@@ -18,7 +24,8 @@ export function logContainerName(podName: string, containers: string[], requeste
   if (containers.length === 1 && only !== undefined) return { ok: true, value: only };
   if (containers.length === 0) return { ok: false, message: `a container name must be specified for pod ${podName}` };
   const inits = initContainers.length > 0 ? ` or one of the init containers: [${initContainers.join(' ')}]` : '';
-  return { ok: false, message: `a container name must be specified for pod ${podName}, choose one of: [${containers.join(' ')}]${inits}` };
+  const ephemerals = ephemeralContainers.length > 0 ? ` or one of the ephemeral containers: [${ephemeralContainers.join(' ')}]` : '';
+  return { ok: false, message: `a container name must be specified for pod ${podName}, choose one of: [${containers.join(' ')}]${inits}${ephemerals}` };
 }
 
 /** The runtime's id out of a status' `docker://<id>`. */

@@ -5,6 +5,7 @@ import {
   DEFAULT_SCHEDULER_NAME,
   ENV_VAR_NAME,
   type Container,
+  type EphemeralContainer,
   type EnvVar,
   type FieldCause,
   type PodManifest,
@@ -63,6 +64,7 @@ export function applyPodDefaults(manifest: PodManifest): PodManifest {
       ...manifest.spec,
       containers,
       ...(manifest.spec.initContainers ? { initContainers: manifest.spec.initContainers.map(defaulted) } : {}),
+      ...(manifest.spec.ephemeralContainers ? { ephemeralContainers: manifest.spec.ephemeralContainers.map(defaulted) } : {}),
       restartPolicy: manifest.spec.restartPolicy ?? 'Always',
       terminationGracePeriodSeconds: manifest.spec.terminationGracePeriodSeconds ?? 30,
       dnsPolicy: manifest.spec.dnsPolicy ?? 'ClusterFirst',
@@ -224,7 +226,61 @@ export function podSpecCauses(manifest: PodManifest): FieldCause[] {
   };
   (manifest.spec.initContainers ?? []).forEach((c, i) => check(c, `spec.initContainers[${i}]`, true));
   manifest.spec.containers.forEach((c, i) => check(c, `spec.containers[${i}]`, false));
+  (manifest.spec.ephemeralContainers ?? []).forEach((c, i) => {
+    const at = `spec.ephemeralContainers[${i}]`;
+    if (seen.has(c.name)) causes.push({ field: `${at}.name`, reason: 'FieldValueDuplicate', message: `Duplicate value: "${c.name}"` });
+    seen.add(c.name);
+    causes.push(...ephemeralContainerCauses(c, at, names));
+    envCauses(c, at, names, causes);
+  });
   causes.push(...podVolumeCauses(manifest), ...securityContextCauses(manifest));
+  return causes;
+}
+
+/** Fields an ephemeral container may not set, as Kubernetes' allow list leaves them out: it must not become part of how the pod serves. */
+const EPHEMERAL_FORBIDDEN = ['ports', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'resources', 'restartPolicy'] as const;
+
+/** Kubernetes' validateEphemeralContainers for one container: no ports, probes, hooks or resources; a target that is one of the pod's containers. */
+function ephemeralContainerCauses(c: EphemeralContainer, at: string, podContainers: string[]): FieldCause[] {
+  const causes: FieldCause[] = [];
+  for (const field of EPHEMERAL_FORBIDDEN) {
+    const value = c[field];
+    // An empty value is the zero value, which Kubernetes allows (kubectl debug sends `resources: {}`).
+    const empty = value === undefined || (Array.isArray(value) && value.length === 0) || (field === 'resources' && isEmptyResources(c.resources));
+    if (!empty) causes.push({ field: `${at}.${field}`, reason: 'FieldValueForbidden', message: 'Forbidden: cannot be set for an Ephemeral Container' });
+  }
+  const target = c.targetContainerName;
+  if (target !== undefined && !podContainers.includes(target))
+    causes.push({ field: `${at}.targetContainerName`, reason: 'FieldValueNotFound', message: `Not found: ${JSON.stringify(target)}` });
+  return causes;
+}
+
+function isEmptyResources(resources: Container['resources']): boolean {
+  return Object.keys(resources?.limits ?? {}).length === 0 && Object.keys(resources?.requests ?? {}).length === 0;
+}
+
+/**
+ * What changed in a pod's ephemeral containers that Kubernetes forbids: an existing one
+ * removed or changed (compared with defaults applied on both sides). Empty when only new
+ * ones were added.
+ */
+export function ephemeralContainerChanges(before: EphemeralContainer[], after: EphemeralContainer[]): FieldCause[] {
+  const causes: FieldCause[] = [];
+  for (const old of before) {
+    const index = after.findIndex((c) => c.name === old.name);
+    if (index < 0)
+      causes.push({
+        field: 'spec.ephemeralContainers',
+        reason: 'FieldValueForbidden',
+        message: `Forbidden: existing ephemeral containers "${old.name}" may not be removed`,
+      });
+    else if (JSON.stringify(old, Object.keys(flatKeys(old)).sort()) !== JSON.stringify(after[index], Object.keys(flatKeys(after[index])).sort()))
+      causes.push({
+        field: `spec.ephemeralContainers[${index}]`,
+        reason: 'FieldValueForbidden',
+        message: `Forbidden: existing ephemeral containers "${old.name}" may not be changed`,
+      });
+  }
   return causes;
 }
 

@@ -239,6 +239,11 @@ export function computePodStatus(input: StatusInput): PodStatus {
     containerStatus(input, c, { policy: containerRestartPolicy(policy, c, true), waitingReason, runToCompletion: !isSidecar(c), final }),
   );
   const statuses = spec.containers.map((c) => containerStatus(input, c, { policy, waitingReason }));
+  // Ephemeral containers run once and never count towards the pod's phase or readiness.
+  const ephemeralStatuses = (spec.ephemeralContainers ?? []).map((c) => ({
+    ...containerStatus(input, c, { policy: 'Never', waitingReason: 'ContainerCreating' }),
+    ready: false,
+  }));
   const phase = podPhase(statuses, policy, input.terminal, { statuses: initStatuses, sidecars });
   // Sidecars count towards readiness, as in Kubernetes 1.29+.
   const readinessOf = [...initStatuses.filter((s) => sidecars.has(s.name)), ...statuses];
@@ -263,6 +268,7 @@ export function computePodStatus(input: StatusInput): PodStatus {
     ...(anySandbox?.createdAt ? { startTime: anySandbox.createdAt } : {}),
     ...(initSpecs.length > 0 ? { initContainerStatuses: initStatuses } : {}),
     containerStatuses: statuses,
+    ...(ephemeralStatuses.length > 0 ? { ephemeralContainerStatuses: ephemeralStatuses } : {}),
     qosClass: qosClass(spec),
   };
 }

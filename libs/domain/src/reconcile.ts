@@ -51,6 +51,8 @@ export type Action =
       attempt: number;
       sandboxId: string;
       restart?: { key: string; deathMs: number; fresh?: boolean };
+      /** An ephemeral container's target, running: the new container joins its process namespace. */
+      pidOf?: string;
     }
   | { kind: 'KillContainer'; pod: DesiredPod; containerId: string; containerName: string; graceSeconds: number; reason: 'SpecChanged' }
   /**
@@ -238,7 +240,7 @@ export function planReconcile(input: PlanInput): Plan {
       actions.push(killAll(pod, [...joined, extra], podGrace, 'ExtraSandbox', false));
     }
     /** Plans one container by the policy it lives by; returns its newest run (after this pass's plan, as far as known). */
-    const planContainer = (container: Container, policy: RestartPolicy): RuntimeContainer | undefined => {
+    const planContainer = (container: Container, policy: RestartPolicy, pidOf?: string): RuntimeContainer | undefined => {
       // The last create or start failed: nothing is tried (and no engine call made) until its back-off ends.
       const failedStart = startKey(pod.uid, container);
       const attempts = attemptsOf(observed, container.name);
@@ -254,7 +256,14 @@ export function planReconcile(input: PlanInput): Plan {
         .slice(keepDead)
         .forEach((c) => actions.push({ kind: 'RemoveContainer', pod, containerId: c.id }));
       if (!latest || (latest.state === 'created' && !isDead(latest))) {
-        actions.push({ kind: 'StartContainer', pod, container, attempt: latest ? attemptOf(latest) : 0, sandboxId: sandbox.id });
+        actions.push({
+          kind: 'StartContainer',
+          pod,
+          container,
+          attempt: latest ? attemptOf(latest) : 0,
+          sandboxId: sandbox.id,
+          ...(pidOf !== undefined ? { pidOf } : {}),
+        });
         return latest;
       }
       if (latest.state === 'running') {
@@ -317,6 +326,17 @@ export function planReconcile(input: PlanInput): Plan {
     }
     if (!initialized) continue;
     for (const container of pod.manifest.spec.containers) planContainer(container, policy);
+    // Ephemeral containers run once, never again (policy Never), each once its target runs, in that target's process namespace.
+    for (const ephemeral of pod.manifest.spec.ephemeralContainers ?? []) {
+      const target = ephemeral.targetContainerName;
+      if (target === undefined) {
+        planContainer(ephemeral, 'Never');
+        continue;
+      }
+      const targetRun = attemptsOf(observed, target)[0];
+      if (targetRun?.state === 'running') planContainer(ephemeral, 'Never', targetRun.id);
+      else if (attemptsOf(observed, ephemeral.name).length > 0) planContainer(ephemeral, 'Never');
+    }
   }
   return wakeAtMs === undefined ? { actions } : { actions, wakeAtMs };
 }

@@ -40,10 +40,13 @@ export class ContainerLogs implements OnModuleDestroy {
       pod.manifest.spec.containers.map((c) => c.name),
       options.container,
       (pod.manifest.spec.initContainers ?? []).map((c) => c.name),
+      (pod.manifest.spec.ephemeralContainers ?? []).map((c) => c.name),
     );
     if (!container.ok) throw new LogRequestError(400, 'BadRequest', container.message);
     const previous = this.status.previous(pod.uid);
-    const status = [...(previous?.initContainerStatuses ?? []), ...(previous?.containerStatuses ?? [])].find((s) => s.name === container.value);
+    const status = [...(previous?.initContainerStatuses ?? []), ...(previous?.containerStatuses ?? []), ...(previous?.ephemeralContainerStatuses ?? [])].find(
+      (s) => s.name === container.value,
+    );
     const id = logContainerId(ref.name, container.value, status, options.previous ?? false);
     if (!id.ok) throw new LogRequestError(400, 'BadRequest', id.message);
     if ((await this.runtime.inspectContainer(id.value)) === undefined) {

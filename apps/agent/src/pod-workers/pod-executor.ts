@@ -84,7 +84,7 @@ export class PodExecutor {
       case 'RunSandbox':
         return this.runSandbox(action.pod, action.attempt);
       case 'StartContainer':
-        return this.startContainer(action.pod, action.container, action.attempt, action.sandboxId);
+        return this.startContainer(action.pod, action.container, action.attempt, action.sandboxId, action.pidOf);
       case 'KillContainer':
         this.events.normal(action.pod, 'Killing', `Container ${action.containerName} definition changed, will be restarted`, action.containerName);
         return this.stopContainer(action.pod, action.containerName, action.containerId, action.graceSeconds);
@@ -308,7 +308,7 @@ export class PodExecutor {
     return true;
   }
 
-  private async startContainer(pod: DesiredPod, container: Container, attempt: number, sandboxId: string): Promise<void> {
+  private async startContainer(pod: DesiredPod, container: Container, attempt: number, sandboxId: string, pidOf?: string): Promise<void> {
     // A plan made before the last failure was recorded: the back-off holds, no engine call.
     const backoffKey = startKey(pod.uid, container);
     if (this.startBackoff.inBackoffSinceUpdate(backoffKey, Date.now())) return;
@@ -343,6 +343,7 @@ export class PodExecutor {
         ...(container.workingDir ? { workingDir: container.workingDir } : {}),
         ...(container.stdin ? { openStdin: true, stdinOnce: container.stdinOnce === true } : {}),
         ...(container.tty ? { tty: true } : {}),
+        ...(pidOf !== undefined ? { pidOf } : {}),
         labels: {
           ...this.podLabels(pod),
           [LABELS.kind]: 'container',

@@ -31,15 +31,14 @@ export class ContainerStreams {
     if (!pod) throw new StreamRequestError(404, 'NotFound', `pods "${request.name}" not found`);
     if (request.kind === 'portforward') return this.portForward(pod, request.port);
     const name = request.container ?? pod.manifest.spec.containers[0]?.name ?? '';
-    if (!podContainers(pod.manifest.spec).some((c) => c.name === name)) {
+    if (![...podContainers(pod.manifest.spec), ...(pod.manifest.spec.ephemeralContainers ?? [])].some((c) => c.name === name)) {
       throw new StreamRequestError(400, 'BadRequest', `container ${name} is not valid for pod ${request.name}`);
     }
+    const last = this.status.previous(pod.uid);
     const id = runningContainerId(
       request.name,
       name,
-      [...(this.status.previous(pod.uid)?.initContainerStatuses ?? []), ...(this.status.previous(pod.uid)?.containerStatuses ?? [])].find(
-        (s) => s.name === name,
-      ),
+      [...(last?.initContainerStatuses ?? []), ...(last?.containerStatuses ?? []), ...(last?.ephemeralContainerStatuses ?? [])].find((s) => s.name === name),
     );
     if (!id.ok) throw new StreamRequestError(400, 'BadRequest', id.message);
     const options = { stdin: request.stdin ?? false, stdout: request.stdout ?? false, stderr: request.stderr ?? false, tty: request.tty ?? false };

@@ -58,6 +58,7 @@ function handWrittenSchemas(): Record<string, Schema> {
       startTime: { type: 'string', format: 'date-time' },
       initContainerStatuses: { type: 'array', items: looseObject('The status of one init container (sidecars included).') },
       containerStatuses: { type: 'array', items: looseObject('The status of one container.') },
+      ephemeralContainerStatuses: { type: 'array', items: looseObject('The status of one ephemeral container.') },
       qosClass: { type: 'string', enum: ['Guaranteed', 'Burstable', 'BestEffort'] },
       reason: { type: 'string' },
       message: { type: 'string' },

@@ -53,6 +53,7 @@ export class PodLogsService implements OnModuleDestroy {
       record.manifest.spec.containers.map((c) => c.name),
       options.container,
       (record.manifest.spec.initContainers ?? []).map((c) => c.name),
+      (record.manifest.spec.ephemeralContainers ?? []).map((c) => c.name),
     );
     if (!container.ok) throw KubeStatusException.badRequest(container.message);
     const waitingToStart = KubeStatusException.badRequest(`container "${container.value}" in pod "${name}" is waiting to start: ContainerCreating`);

@@ -46,6 +46,39 @@ export class PodSubresourcesController {
     return this.writeStatus(namespace, name, (current) => applyPatchBody(current, type, body, POD_PATCH_META));
   }
 
+  /** `kubectl debug` reads the pod here, then patches its ephemeral containers (strategic merge, as kubectl 1.32 sends it). */
+  @Get('ephemeralcontainers')
+  ephemeralContainers(@Param('namespace') namespace: string, @Param('name') name: string): Pod {
+    return this.pods.get(namespace, name);
+  }
+
+  @Put('ephemeralcontainers')
+  replaceEphemeralContainers(
+    @Param('namespace') namespace: string,
+    @Param('name') name: string,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+  ): Promise<Pod> {
+    return this.pods.updateEphemeralContainers(namespace, name, () => body, parseDryRun('UpdateOptions', query));
+  }
+
+  @Patch('ephemeralcontainers')
+  patchEphemeralContainers(
+    @Param('namespace') namespace: string,
+    @Param('name') name: string,
+    @Headers('content-type') contentType: string | undefined,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+  ): Promise<Pod> {
+    const type = patchType(contentType);
+    return this.pods.updateEphemeralContainers(
+      namespace,
+      name,
+      (current) => applyPatchBody(current, type, body, POD_PATCH_META),
+      parseDryRun('PatchOptions', query),
+    );
+  }
+
   /**
    * As the API server's status strategy, a status write ignores spec and metadata. A pod's
    * status is what its node's agent reports to the log, so a write may only leave it as it is.

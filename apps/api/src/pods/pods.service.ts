@@ -12,6 +12,7 @@ import {
   podSecurityMessage,
   decodeManagedFields,
   describeManager,
+  ephemeralContainerChanges,
   encodeManagedFields,
   FieldSetError,
   forbiddenSpecChange,
@@ -175,6 +176,10 @@ export class PodsService {
       if (onlyUnsupportedFields(error)) this.admitPodSecurity(namespace, typeof podName === 'string' ? podName : '', body);
       throw error;
     }
+    if (manifest.spec.ephemeralContainers !== undefined && manifest.spec.ephemeralContainers.length > 0)
+      throw KubeStatusException.invalid('pods', manifest.metadata.name, [
+        { field: 'spec.ephemeralContainers', reason: 'FieldValueForbidden', message: 'Forbidden: cannot be set on create' },
+      ]);
     this.admitPodSecurity(namespace, manifest.metadata.name, body);
     const name = manifest.metadata.name;
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
@@ -335,7 +340,11 @@ export class PodsService {
       // Defaults on both sides: a pod written before a default existed is not "changed" by it.
       const before = { ...applyPodDefaults(record.manifest).spec, nodeName: record.nodeName };
       const after = applyPodDefaults(manifest).spec;
-      const forbidden = forbiddenSpecChange({ ...before, nodeName: undefined }, { ...after, nodeName: undefined });
+      // Ephemeral containers change only through their own subresource; here they stay as stored.
+      const forbidden = forbiddenSpecChange(
+        { ...before, nodeName: undefined, ephemeralContainers: undefined },
+        { ...after, nodeName: undefined, ephemeralContainers: undefined },
+      );
       if (forbidden) throw KubeStatusException.invalid('pods', name, [{ field: 'spec', reason: 'FieldValueForbidden', message: `Forbidden: ${forbidden}` }]);
       const specChanged = JSON.stringify(record.manifest.spec.containers.map((c) => c.image)) !== JSON.stringify(after.containers.map((c) => c.image));
       const metadata = {
@@ -377,6 +386,66 @@ export class PodsService {
           },
         );
         this.logger.log(`updated ${podRef(record)} to generation ${metadata.generation}`);
+        return podView(await this.readBack(seq, namespace, name));
+      } catch (error) {
+        if (!(error instanceof SequenceConflictError)) throw error;
+        await this.catchUp(namespace, name);
+      }
+    }
+    throw new KubeStatusException(409, 'Conflict', `pods "${name}": too many concurrent writes, try again`);
+  }
+
+  /**
+   * The `ephemeralcontainers` subresource (`kubectl debug`): only `spec.ephemeralContainers`
+   * is taken from the proposed pod, and only additions are allowed, as Kubernetes'
+   * ephemeral container strategy. The generation goes up, so the pod's node is told again.
+   */
+  async updateEphemeralContainers(namespace: string, name: string, change: (current: Omit<Pod, 'status'>) => unknown, dryRun = false): Promise<Pod> {
+    for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
+      const record = this.projection.pods.get(namespace, name);
+      if (!record) throw KubeStatusException.notFound('pods', name);
+      if (record.mirror)
+        throw KubeStatusException.forbidden('pods', name, `a mirror pod shows a static pod of node ${record.nodeName ?? ''}; ephemeral containers cannot be added to it`);
+      const current = podView(record);
+      const { status: _status, ...currentObject } = current;
+      const proposed = change(currentObject);
+      const expectedVersion = (proposed as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+      if (
+        expectedVersion !== undefined &&
+        expectedVersion !== null &&
+        (typeof expectedVersion === 'string' ? expectedVersion : JSON.stringify(expectedVersion)) !== current.metadata.resourceVersion
+      ) {
+        throw new KubeStatusException(
+          409,
+          'Conflict',
+          `Operation cannot be fulfilled on pods "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+          { name, kind: 'pods' },
+        );
+      }
+      const manifest = this.validate(namespace, decodeFields('Pod', 'V1Pod', proposed));
+      if (manifest.metadata.name !== name)
+        throw KubeStatusException.badRequest(`the name of the object (${manifest.metadata.name}) does not match the name on the URL (${name})`);
+      const before = record.manifest.spec.ephemeralContainers ?? [];
+      const after = applyPodDefaults(manifest).spec.ephemeralContainers ?? [];
+      const pod: PodManifest = {
+        ...record.manifest,
+        metadata: { ...record.manifest.metadata, generation: (record.manifest.metadata.generation ?? 1) + 1 },
+        spec: { ...record.manifest.spec, ephemeralContainers: after },
+      };
+      // The stored pod with the new list: a target is checked against the pod's own containers, not the proposal's.
+      const causes = [...ephemeralContainerChanges(before, after), ...podSpecCauses(pod)];
+      if (causes.length > 0) throw KubeStatusException.invalid('pods', name, causes);
+      if (after.length === before.length) return current;
+      this.admitPodSecurity(namespace, name, pod);
+      if (dryRun) return podView({ ...record, manifest: pod });
+      try {
+        const { seq } = await this.bus.publish(
+          SUBJECTS.pod(namespace, name),
+          'PodUpdated',
+          { uid: record.uid, pod },
+          { correlationId: record.uid, expectedLastSubjectSequence: record.subjectSeq },
+        );
+        this.logger.log(`added ephemeral container(s) ${after.slice(before.length).map((c) => c.name).join(', ')} to ${podRef(record)}`);
         return podView(await this.readBack(seq, namespace, name));
       } catch (error) {
         if (!(error instanceof SequenceConflictError)) throw error;

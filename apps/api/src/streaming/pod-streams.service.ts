@@ -90,6 +90,7 @@ export class PodStreamsService implements OnModuleDestroy {
       record.manifest.spec.containers.map((c) => c.name),
       options.container,
       (record.manifest.spec.initContainers ?? []).map((c) => c.name),
+      (record.manifest.spec.ephemeralContainers ?? []).map((c) => c.name),
     );
     if (!container.ok) throw KubeStatusException.badRequest(container.message);
     if (kind === 'exec' && options.command.length === 0) throw KubeStatusException.badRequest('you must specify at least one command for the container');

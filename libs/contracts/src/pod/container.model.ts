@@ -409,3 +409,16 @@ export class Container {
   @IsBoolean()
   tty?: boolean;
 }
+
+/**
+ * A container added to a running pod to look into it (`kubectl debug`), through the pod's
+ * `ephemeralcontainers` subresource only. It joins the pod's network namespace (and its
+ * target's process namespace), is never restarted, and may have no ports, probes, lifecycle
+ * hooks or resources.
+ */
+export class EphemeralContainer extends Container {
+  /** A container of the pod whose process namespace this one joins, so it sees (and may signal) that container's processes. */
+  @IsOptional()
+  @IsDns1123Label()
+  targetContainerName?: string;
+}

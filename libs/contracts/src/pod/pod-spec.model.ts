@@ -2,7 +2,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { MAX_CONTAINERS, MAX_TIMER_SECONDS } from '../limits.js';
 import { IsDns1123Subdomain, IsLabelMap } from '../names.js';
-import { Container, SeccompProfile } from './container.model.js';
+import { Container, EphemeralContainer, SeccompProfile } from './container.model.js';
 import { Volume } from './volume.model.js';
 import { Toleration } from './toleration.model.js';
 
@@ -109,6 +109,17 @@ export class PodSpec {
   @ValidateNested({ each: true })
   @Type(() => Container)
   initContainers?: Container[];
+
+  /**
+   * Containers added to the running pod to debug it, through the `ephemeralcontainers`
+   * subresource only (never on create, never changed or removed once added).
+   */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_CONTAINERS, { message: `ephemeralContainers must hold at most ${MAX_CONTAINERS} containers` })
+  @ValidateNested({ each: true })
+  @Type(() => EphemeralContainer)
+  ephemeralContainers?: EphemeralContainer[];
 
   /** Defaults to Always. */
   @IsOptional()

@@ -61,5 +61,7 @@ export interface PodStatus {
   /** The init containers' statuses (sidecars included), in spec order. */
   initContainerStatuses?: ContainerStatus[];
   containerStatuses?: ContainerStatus[];
+  /** The ephemeral containers' statuses, in spec order; never ready, never restarted. */
+  ephemeralContainerStatuses?: ContainerStatus[];
   qosClass?: PodQOSClass;
 }
