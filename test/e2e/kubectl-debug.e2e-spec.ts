@@ -183,6 +183,12 @@ describe('kubectl attach -i, run -i and debug through the agent', () => {
       'jsonpath={.spec.ephemeralContainers[0].targetContainerName} {.status.ephemeralContainerStatuses[0].state.terminated.reason}',
     ]);
     assert.equal(shown.stdout, 'main Completed', shown.stderr);
+    const described = await kubectl(['describe', 'pod', 'target']);
+    assert.equal(described.code, 0, described.stderr);
+    assert.match(described.stdout, new RegExp(`Ephemeral Containers:\\n\\s+${name}:`));
+    const logs = await kubectl(['logs', 'target', '-c', name]);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.match(logs.stdout, /1 sleep 3601/);
     // Run once: after more passes of the agent there is still exactly one container for it, and it stays ended.
     await cluster.waitForPasses(node, 3);
     const runs = (await cluster.podContainers(node, pod.metadata.uid ?? '')).filter((c) => c.Labels['io.jetlet.container.name'] === name);
