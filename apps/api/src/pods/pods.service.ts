@@ -405,7 +405,11 @@ export class PodsService {
       const record = this.projection.pods.get(namespace, name);
       if (!record) throw KubeStatusException.notFound('pods', name);
       if (record.mirror)
-        throw KubeStatusException.forbidden('pods', name, `a mirror pod shows a static pod of node ${record.nodeName ?? ''}; ephemeral containers cannot be added to it`);
+        throw KubeStatusException.forbidden(
+          'pods',
+          name,
+          `a mirror pod shows a static pod of node ${record.nodeName ?? ''}; ephemeral containers cannot be added to it`,
+        );
       const current = podView(record);
       const { status: _status, ...currentObject } = current;
       const proposed = change(currentObject);
@@ -445,7 +449,8 @@ export class PodsService {
           { uid: record.uid, pod },
           { correlationId: record.uid, expectedLastSubjectSequence: record.subjectSeq },
         );
-        this.logger.log(`added ephemeral container(s) ${after.slice(before.length).map((c) => c.name).join(', ')} to ${podRef(record)}`);
+        const added = after.filter((c) => !before.some((b) => b.name === c.name)).map((c) => c.name);
+        this.logger.log(`added ephemeral container(s) ${added.join(', ')} to ${podRef(record)}`);
         return podView(await this.readBack(seq, namespace, name));
       } catch (error) {
         if (!(error instanceof SequenceConflictError)) throw error;
