@@ -254,6 +254,8 @@ export class PodsService {
     management: FieldManagement,
     dryRun = false,
   ): Promise<{ pod: Pod; created: boolean }> {
+    // Fields the field validation drops (Warn, Ignore) are dropped before ownership is worked out, so no manager owns them.
+    config = decodeFields('Pod', 'V1Pod', config);
     const configName = (config.metadata as { name?: unknown } | undefined)?.name;
     if (configName !== name)
       throw KubeStatusException.badRequest(`the name of the object (${String(configName)}) does not match the name on the URL (${name})`);
