@@ -7,6 +7,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { JetStreamServer } from '#bus';
 import { createLogger } from '#observability';
 import { requestMetrics } from './metrics/request-metrics.js';
+import { isJsonBody } from './validation/json-body.js';
 import { routeUpgrades } from './streaming/upgrade.js';
 
 async function bootstrap(): Promise<void> {
@@ -22,14 +23,20 @@ async function bootstrap(): Promise<void> {
     boot.API_TLS_CERT_FILE && boot.API_TLS_PRIVATE_KEY_FILE
       ? { cert: readFileSync(boot.API_TLS_CERT_FILE), key: readFileSync(boot.API_TLS_PRIVATE_KEY_FILE) }
       : undefined;
-  const app = await NestFactory.create<NestExpressApplication>(ApiModule, { logger, bodyParser: false, ...(httpsOptions ? { httpsOptions } : {}) });
+  const app = await NestFactory.create<NestExpressApplication>(ApiModule, {
+    logger,
+    bodyParser: false,
+    // The body as sent stays beside the parsed one: JSON.parse keeps the last of two equal keys, strict decoding must see both.
+    rawBody: true,
+    ...(httpsOptions ? { httpsOptions } : {}),
+  });
   app.use(requestMetrics);
   // Authentication and authorization come before every route, watch and upgrade, and before a body is read.
   const auth = app.get(AuthMiddleware);
   app.use(auth.handle);
   auth.guardUpgrades(app.getHttpServer());
   // kubectl sends application/json; a manifest is small, so 3 MiB (etcd's object limit) is plenty.
-  app.useBodyParser('json', { limit: '3mb', type: ['application/json', 'application/*+json'] });
+  app.useBodyParser('json', { limit: '3mb', type: isJsonBody });
   // kubectl's typed client (create namespace) posts Kubernetes protobuf; the namespaces route reads it.
   app.useBodyParser('raw', { limit: '3mb', type: 'application/vnd.kubernetes.protobuf' });
   // Server-side apply sends its configuration as YAML (kubectl: JSON, which YAML includes); the route parses it.

@@ -2,9 +2,19 @@ import { Injectable, type CallHandler, type ExecutionContext, type NestIntercept
 import type { Request, Response } from 'express';
 import { Observable, tap } from 'rxjs';
 import { KubeStatusException } from './kube-status.exception.js';
+import { isJsonBody, mediaType } from '../validation/json-body.js';
 import { withFieldValidation, type FieldValidationDirective } from './field-validation.context.js';
 
 const DIRECTIVES: FieldValidationDirective[] = ['Ignore', 'Warn', 'Strict'];
+
+/** Bodies decoded as a whole object, where kube-apiserver's strict decoder sees repeated keys (a JSON patch is a list of operations). */
+const OBJECT_BODIES = new Set(['application/json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
+
+/** The body as sent when it is the JSON of an object write (the parser keeps it, see main.ts). */
+function rawJson(request: Request & { rawBody?: Buffer }): string | undefined {
+  if (!isJsonBody(request) || !Buffer.isBuffer(request.rawBody)) return undefined;
+  return OBJECT_BODIES.has(mediaType(request) ?? 'application/json') ? request.rawBody.toString('utf8') : undefined;
+}
 
 /** A warning header's value as kube-apiserver writes it: code 299, agent `-`, the text quoted. */
 function warningHeader(text: string): string {
@@ -31,15 +41,18 @@ export class FieldValidationInterceptor implements NestInterceptor {
     const directive = (given as FieldValidationDirective | undefined) ?? 'Warn';
     const response = context.switchToHttp().getResponse<Response>();
     return new Observable((subscriber) =>
-      withFieldValidation(directive, (warnings) =>
-        next
-          .handle()
-          .pipe(
-            tap(() => {
-              if (warnings.length > 0 && !response.headersSent) response.appendHeader('Warning', [...new Set(warnings)].map(warningHeader));
-            }),
-          )
-          .subscribe(subscriber),
+      withFieldValidation(
+        directive,
+        (warnings) =>
+          next
+            .handle()
+            .pipe(
+              tap(() => {
+                if (warnings.length > 0 && !response.headersSent) response.appendHeader('Warning', [...new Set(warnings)].map(warningHeader));
+              }),
+            )
+            .subscribe(subscriber),
+        directive === 'Ignore' ? undefined : rawJson(request),
       ),
     );
   }

@@ -1,6 +1,8 @@
 import { parse as parseYaml } from 'yaml';
 import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch, StrategicMergePatchError, type PatchMeta } from '#domain';
+import { decodeApplyDuplicates, fieldValidationDirective } from '../errors/field-validation.context.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
+import { jsonKeys, lineOf, yamlDuplicateKeys } from '../validation/duplicate-fields.js';
 import { bodyShapeProblem } from '../validation/request-shape.js';
 
 /** The PATCH media types the API understands, as Kubernetes names them. */
@@ -67,17 +69,23 @@ export function parseApplyConfiguration(body: unknown, apiVersion: string, kind:
   const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : undefined;
   if (text === undefined) throw KubeStatusException.badRequest('an apply patch must be a YAML or JSON object');
   let value: unknown;
+  let json = true;
   try {
     value = JSON.parse(text);
   } catch {
+    json = false;
     try {
-      value = parseYaml(text, { maxAliasCount: 100 });
+      // Repeated keys are the field validation's to judge (below), as go-yaml's lenient decoder lets them through.
+      value = parseYaml(text, { maxAliasCount: 100, uniqueKeys: false });
     } catch (error) {
       throw KubeStatusException.badRequest(`error decoding YAML: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
     }
   }
   const problem = bodyShapeProblem(value);
   if (problem) throw KubeStatusException.badRequest(problem);
+  if (fieldValidationDirective() !== 'Ignore') {
+    decodeApplyDuplicates(json ? jsonKeys(text).flatMap((k) => (k.duplicate ? [{ line: lineOf(text, k.offset), key: k.key }] : [])) : yamlDuplicateKeys(text));
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw KubeStatusException.badRequest('an apply patch must be a YAML or JSON object');
   const object = value as Record<string, unknown>;
   if (object.apiVersion !== apiVersion || object.kind !== kind) {
