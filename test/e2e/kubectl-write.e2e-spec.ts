@@ -17,6 +17,28 @@ const web = (image: string, labels: Record<string, string>): string =>
     spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image, command: ['sleep', '3600'], ports: [{ containerPort: 80 }] }] },
   });
 
+/** Reads a watch's frames until its object is DELETED (the connection is closed then). */
+async function watchUntilDeleted(response: Response): Promise<Array<{ type: string; object: Pod }>> {
+  assert.equal(response.status, 200);
+  const frames: Array<{ type: string; object: Pod }> = [];
+  const decoder = new TextDecoder();
+  let buffered = '';
+  reading: for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = buffered.indexOf('\n')) !== -1) {
+      const line = buffered.slice(0, newline).trim();
+      buffered = buffered.slice(newline + 1);
+      if (!line) continue;
+      const frame = JSON.parse(line) as { type: string; object: Pod };
+      frames.push(frame);
+      if (frame.type === 'DELETED') break reading;
+    }
+  }
+  // Leaving the loop early cancels the response body, which closes the watch.
+  return frames;
+}
+
 /** Writes as the real kubectl (v1.32) sends them, against a running API, scheduler and agent. */
 describe('kubectl writes', () => {
   let cluster: Cluster;
@@ -231,7 +253,10 @@ describe('kubectl writes', () => {
     assert.equal((created.spec.containers[0] as unknown as Record<string, unknown>).imagee, undefined);
 
     // Ignore: dropped silently, on a write of an existing object too.
-    const ignored = await kubectl.run(['replace', '--validate=false', '-f', '-'], JSON.stringify({ ...JSON.parse(typo), metadata: { name: 'typo', colour: 'red' } }));
+    const ignored = await kubectl.run(
+      ['replace', '--validate=false', '-f', '-'],
+      JSON.stringify({ ...JSON.parse(typo), metadata: { name: 'typo', colour: 'red' } }),
+    );
     assert.equal(ignored.code, 0, ignored.stderr);
     assert.doesNotMatch(ignored.stderr, /Warning/);
     assert.equal((await pod('typo')).metadata.uid, created.metadata.uid);
@@ -250,7 +275,96 @@ describe('kubectl writes', () => {
     await kubectl.ok(['delete', 'pod', 'typo', '--wait=false']);
   });
 
+  it("judges repeated keys as kube-apiserver's strict decoder does: Strict a 400, Warn a warning each, the last value kept", async () => {
+    // `kubectl create -f` decodes the manifest and sends it again, so a repeated key never reaches any API server
+    // that way; `create --raw` sends the bytes as written.
+    const body =
+      '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"first","name":"twice"},' +
+      `"spec":{"terminationGracePeriodSeconds":1,"containers":[{"name":"main","image":"${IMAGE}","imagePullPolicy":"Always","imagePullPolicy":"Never","command":["sleep","600"]}]}}`;
+    const pods = '/api/v1/namespaces/default/pods';
+    const strict = await kubectl.run(['create', '--raw', `${pods}?fieldValidation=Strict`, '-f', '-'], body);
+    assert.equal(strict.code, 1, strict.stdout);
+    assert.equal(
+      strict.stderr.trim(),
+      'Error from server (BadRequest): Pod in version "v1" cannot be handled as a Pod: strict decoding error: ' +
+        'duplicate field "metadata.name", duplicate field "spec.containers[0].imagePullPolicy"',
+    );
+    for (const name of ['first', 'twice']) assert.equal((await cluster.request('GET', `${pods}/${name}`)).status, 404, name);
+
+    const warned = await kubectl.run(['create', '--raw', `${pods}?fieldValidation=Warn`, '-f', '-'], body);
+    assert.equal(warned.code, 0, warned.stderr);
+    assert.match(warned.stderr, /^Warning: duplicate field "metadata\.name"\nWarning: duplicate field "spec\.containers\[0\]\.imagePullPolicy"$/m);
+    const created = await pod('twice');
+    assert.equal(created.spec.containers[0]?.imagePullPolicy, 'Never');
+
+    // A merge patch is decoded strictly too; Ignore lets the last value win without a word.
+    const patch = '{"metadata":{"labels":{"a":"1","a":"2"}}}';
+    const strictPatch = await fetch(`${cluster.apiUrl}${pods}/twice?fieldValidation=Strict`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: patch,
+    });
+    assert.equal(strictPatch.status, 400);
+    assert.match(((await strictPatch.json()) as { message: string }).message, /strict decoding error: duplicate field "metadata\.labels\.a"$/);
+    const ignored = await fetch(`${cluster.apiUrl}${pods}/twice?fieldValidation=Ignore`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: patch,
+    });
+    assert.equal(ignored.status, 200);
+    assert.equal(ignored.headers.get('warning'), null);
+    assert.deepEqual((await pod('twice')).metadata.labels, { a: '2' });
+
+    // Server-side apply reads YAML with go-yaml's strict decoder: lines, as kube-apiserver's apply patcher names them.
+    const yaml = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: applied\n  name: applied\nspec:\n  containers:\n  - name: main\n    image: ${IMAGE}\n    image: ${OTHER_IMAGE}\n`;
+    const apply = (directive: string): Promise<Response> =>
+      fetch(`${cluster.apiUrl}${pods}/applied?fieldManager=yaml&dryRun=All&fieldValidation=${directive}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/apply-patch+yaml' },
+        body: yaml,
+      });
+    const strictApply = await apply('Strict');
+    assert.equal(strictApply.status, 400);
+    assert.equal(
+      ((await strictApply.json()) as { message: string }).message,
+      'error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  line 5: key "name" already set in map\n  line 10: key "image" already set in map',
+    );
+    const warnApply = await apply('Warn');
+    assert.equal(warnApply.status, 201);
+    assert.equal(warnApply.headers.get('warning'), '299 - "line 5: key \\"name\\" already set in map", 299 - "line 10: key \\"image\\" already set in map"');
+    assert.equal(((await warnApply.json()) as Pod).spec.containers[0]?.image, OTHER_IMAGE);
+    await kubectl.ok(['delete', 'pod', 'twice', '--wait=false']);
+  });
+
+  it('keeps managedFields to what was applied when server-side apply drops an unknown field under Warn', async () => {
+    const manifest = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'dropped', labels: { app: 'dropped' } },
+      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: IMAGE, imagee: 'typo', command: ['sleep', '600'] }] },
+    });
+    const applied = await kubectl.run(['apply', '--server-side', '--validate=warn', '-f', '-'], manifest);
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.match(applied.stderr, /^Warning: unknown field "spec\.containers\[0\]\.imagee"$/m);
+    const sut = JSON.parse(await kubectl.ok(['get', 'pod', 'dropped', '-o', 'json', '--show-managed-fields'])) as Pod & {
+      metadata: { managedFields: Array<{ manager: string; operation: string; fieldsV1: Record<string, unknown> }> };
+    };
+    assert.equal((sut.spec.containers[0] as unknown as Record<string, unknown>).imagee, undefined);
+    const owner = sut.metadata.managedFields.find((m) => m.manager === 'kubectl' && m.operation === 'Apply');
+    const owned = JSON.stringify(owner?.fieldsV1);
+    assert.match(owned, /"k:\{\\"name\\":\\"main\\"\}":\{"\.":\{\},"f:command":\{\},"f:image":\{\},"f:name":\{\}\}/);
+    assert.doesNotMatch(owned, /imagee/);
+    assert.match(owned, /"f:labels":\{"\.":\{\},"f:app":\{\}\}/);
+    await kubectl.ok(['delete', 'pod', 'dropped', '--wait=false']);
+  });
+
   it('explains pod fields from the OpenAPI document', async () => {
+    const spec = await kubectl.ok(['explain', 'pod.spec']);
+    assert.match(spec, /KIND:\s+Pod/);
+    assert.match(spec, /FIELD:\s+spec\s+<PodSpec>/);
+    assert.match(spec, /containers\s+<\[\]Container> -required-/);
+    assert.match(spec, /restartPolicy\s+<string>/);
+    assert.match(spec, /terminationGracePeriodSeconds\s+<integer>/);
     const sut = await kubectl.ok(['explain', 'pod.spec.containers']);
     assert.match(sut, /KIND:\s+Pod/);
     assert.match(sut, /image\s+<string>/);
@@ -313,9 +427,23 @@ describe('kubectl writes', () => {
       ['node.kubernetes.io/unschedulable:NoSchedule'],
     );
 
+    // What the evicted pod goes through, from a watch opened before the drain.
+    const { status: listed, body: list } = await cluster.request<{ metadata: { resourceVersion: string } }>('GET', '/api/v1/namespaces/default/pods');
+    assert.equal(listed, 200);
+    const watch = await fetch(
+      `${cluster.apiUrl}/api/v1/namespaces/default/pods?watch=true&fieldSelector=metadata.name%3Dweb&resourceVersion=${list.metadata.resourceVersion}&timeoutSeconds=120`,
+    );
+    const frames = watchUntilDeleted(watch);
+
     const drained = await kubectl.run(['drain', node, '--force', '--grace-period=1', '--timeout=90s']);
     assert.equal(drained.code, 0, drained.stderr);
     assert.match(drained.stdout, /evicting pod default\/web/);
+    const seen = await frames;
+    const disruption = seen.flatMap((f) => f.object.status.conditions ?? []).find((c) => c.type === 'DisruptionTarget');
+    assert.deepEqual(
+      { status: disruption?.status, reason: disruption?.reason, message: disruption?.message },
+      { status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' },
+    );
     assert.match(drained.stdout, new RegExp(`node/${node} drained`));
     const left = JSON.parse(await kubectl.ok(['get', 'pods', '-o', 'json'])) as { items: Pod[] };
     assert.deepEqual(left.items, []);
