@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Container, Pod } from '#contracts';
 import type { KubeEvent } from '#domain';
 import { Cluster, uniqueName } from '../harness/cluster.js';
+import { Kubectl } from '../harness/kubectl.js';
 import { waitFor } from '../harness/processes.js';
 
 const BUSYBOX = 'jetlet/busybox:1.35';
@@ -78,8 +79,11 @@ describe('probes, lifecycle hooks and termination messages', () => {
     assert.ok((await events('http-sick')).some((e) => e.reason === 'Unhealthy' && /statuscode: 404/.test(e.message)));
   });
 
-  it('keeps a pod with a failing readiness probe not Ready, without restarting it', async () => {
-    await cluster.createPod('default', pod('never-ready', [{ command: ['sleep', '600'], readinessProbe: { exec: { command: ['false'] }, ...FAST_PROBE } }]));
+  it('keeps a pod with a failing readiness probe not Ready, without restarting it, and says so in one aggregated Unhealthy event', async () => {
+    await cluster.createPod(
+      'default',
+      pod('never-ready', [{ command: ['sleep', '600'], readinessProbe: { exec: { command: ['sh', '-c', 'echo not ready; exit 1'] }, ...FAST_PROBE } }]),
+    );
     const running = await cluster.waitForPod('default', 'never-ready', 'running', (p) => p.status.containerStatuses?.[0]?.state.running !== undefined);
     assert.equal(ready(running), false);
     // Only this pod has a failing readiness probe: five more failures are five of its own.
@@ -92,6 +96,30 @@ describe('probes, lifecycle hooks and termination messages', () => {
     assert.equal(later.status.containerStatuses?.[0]?.ready, false);
     assert.equal(later.status.conditions?.find((c) => c.type === 'ContainersReady')?.status, 'False');
     assert.equal(restarts(later), 0);
+
+    // The kubelet's wording, every failure one series of one Event (the recorder publishes its count at doubling intervals).
+    const unhealthy = await cluster.withLogs(
+      waitFor(
+        'the Unhealthy event to count several failures',
+        async () => {
+          const found = (await events('never-ready')).filter((e) => e.reason === 'Unhealthy');
+          return found.length === 1 && (found[0]?.count ?? 0) >= 3 ? found[0] : undefined;
+        },
+        60_000,
+      ),
+    );
+    assert.equal(unhealthy.type, 'Warning');
+    assert.equal(unhealthy.message, 'Readiness probe failed: not ready\n');
+    assert.equal(unhealthy.involvedObject.fieldPath, 'spec.containers{c0}');
+    const kubectl = new Kubectl(cluster.apiUrl);
+    try {
+      const described = await kubectl.ok(['describe', 'pod', 'never-ready']);
+      assert.match(described, /^\s+Warning\s+Unhealthy\s+\S+ \(x\d+ over \S+\)\s+jetlet\s+Readiness probe failed: not ready$/m);
+      const listed = await kubectl.ok(['events', '--for', 'pod/never-ready', '--types=Warning']);
+      assert.match(listed, /^\S+ \(x\d+ over \S+\)\s+Warning\s+Unhealthy\s+Pod\/never-ready\s+Readiness probe failed: not ready$/m);
+    } finally {
+      kubectl.dispose();
+    }
   });
 
   it("is not Ready before a readiness probe's initial delay, and Ready after it", async () => {

@@ -9,6 +9,8 @@ import type { AgentConfig } from '../agent.config.js';
 export interface HandlerOutcome {
   ok: boolean;
   message: string;
+  /** An exec handler's combined output, which is all the kubelet's prober says of a failed exec probe. */
+  output?: string;
 }
 
 /** The port a handler names: a number, or the name of one of the container's ports. */
@@ -36,6 +38,7 @@ export class HandlerRunner {
         return {
           ok: result.exitCode === 0,
           message: result.exitCode === 0 ? result.output : `command exited with ${result.exitCode}: ${result.output.trim()}`,
+          output: result.output,
         };
       }
       // A hollow node's pod IPs belong to no one: its network probes are simulated, never sent.

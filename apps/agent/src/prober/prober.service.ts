@@ -68,7 +68,8 @@ class ProbeWorker {
     );
     if (this.stopped) return;
     this.prober.metrics.probes.inc({ probe_type: this.type, result: outcome.ok ? 'successful' : 'failed' });
-    if (!outcome.ok) this.prober.events.warning(this.pod, 'Unhealthy', `${this.title} probe failed: ${outcome.message}`, this.spec.name);
+    // The kubelet's prober words it so (an exec probe: the command's output alone); repeats aggregate into one Event.
+    if (!outcome.ok) this.prober.events.warning(this.pod, 'Unhealthy', `${this.title} probe failed: ${outcome.output ?? outcome.message}`, this.spec.name);
     if (this.tracker.record(outcome.ok ? 'success' : 'failure')) {
       const keepGoing = await this.prober.changed(this, this.tracker.result);
       if (!keepGoing) return this.stop();
