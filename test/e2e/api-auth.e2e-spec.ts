@@ -86,10 +86,18 @@ describe('API authentication, authorization, audit and Pod Security', { timeout:
       ['POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'],
       ['GET', '/no/such/path'],
     ];
-    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer not-a-token' }, { authorization: `Basic ${Buffer.from('admin:admin').toString('base64')}` }];
+    const attempts: Array<Record<string, string>> = [
+      {},
+      { authorization: 'Bearer not-a-token' },
+      { authorization: `Basic ${Buffer.from('admin:admin').toString('base64')}` },
+    ];
     for (const headers of attempts) {
       for (const [method, path] of paths) {
-        const response = await fetch(`${cluster.apiUrl}${path}`, { method, headers: { ...headers, 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{}' } : {}) });
+        const response = await fetch(`${cluster.apiUrl}${path}`, {
+          method,
+          headers: { ...headers, 'content-type': 'application/json' },
+          ...(method === 'POST' ? { body: '{}' } : {}),
+        });
         assert.equal(response.status, 401, `${method} ${path} with ${JSON.stringify(headers)}`);
         const body = (await response.json()) as Status;
         assert.deepEqual([body.kind, body.reason, body.message, body.code], ['Status', 'Unauthorized', 'Unauthorized', 401]);
@@ -117,7 +125,10 @@ describe('API authentication, authorization, audit and Pod Security', { timeout:
     assert.doesNotMatch(watch.stderr, /forbidden|Unauthorized/i);
     const remove = await kubectl.viewer.run(['delete', 'pod', 'web', '--wait=false']);
     assert.notEqual(remove.code, 0);
-    assert.match(remove.stderr, /Error from server \(Forbidden\): pods "web" is forbidden: User "viewer" cannot delete resource "pods" in API group "" in the namespace "default"/);
+    assert.match(
+      remove.stderr,
+      /Error from server \(Forbidden\): pods "web" is forbidden: User "viewer" cannot delete resource "pods" in API group "" in the namespace "default"/,
+    );
     const nodes = await kubectl.viewer.run(['get', 'nodes']);
     assert.match(nodes.stderr, /nodes is forbidden: User "viewer" cannot list resource "nodes" in API group "" at the cluster scope/);
     // Without a token (kubectl would prompt for a password, so it gets one the API does not take): 401.
@@ -131,8 +142,50 @@ describe('API authentication, authorization, audit and Pod Security', { timeout:
     }
   });
 
+  it('authenticates client certificates as the x509 authenticator does: CN the user, O the groups, beside tokens', async () => {
+    // No credentials in the kubeconfig: kubectl's --client-certificate and --client-key flags carry them.
+    const kubeconfig = cluster.kubeconfig('viewer').replace(/\{token: "[^"]+"\}/, '{}');
+    const bare = new Kubectl(cluster.secureUrl!, kubeconfig);
+    const credentials = cluster.credentials!;
+    const as = (name: 'admin' | 'carol' | 'stranger', args: string[], extra: string[] = []) => {
+      const { cert, key } = credentials.clientCertificate(name);
+      return bare.run(['--client-certificate', cert, '--client-key', key, ...extra, ...args]);
+    };
+    try {
+      // O=system:masters: cluster-admin.
+      const admin = await as('admin', ['get', 'nodes', '-o', 'name']);
+      assert.equal(admin.code, 0, admin.stderr);
+      assert.match(admin.stdout, new RegExp(`^node/${node}$`, 'm'));
+      assert.equal((await as('admin', ['auth', 'can-i', 'delete', 'pods', '-A'])).stdout.trim(), 'yes');
+      // Writes too.
+      const created = await as('admin', ['run', 'by-cert', `--image=${BUSYBOX}`, '--restart=Never', '--', 'sleep', '60']);
+      assert.equal(created.code, 0, created.stderr);
+
+      // Signed by a CA the API does not trust: 401, whatever its subject says.
+      const stranger = await as('stranger', ['get', 'pods']);
+      assert.equal(stranger.code, 1);
+      assert.match(stranger.stderr, /You must be logged in to the server \(Unauthorized\)/);
+      // ... unless a token names the caller, as kube-apiserver's union of authenticators does.
+      const withToken = await as('stranger', ['get', 'pods', '-o', 'name'], ['--token', credentials.tokens.viewer]);
+      assert.equal(withToken.code, 0, withToken.stderr);
+      assert.match(withToken.stdout, /^pod\/by-cert$/m);
+
+      // A trusted certificate of a user no binding names: RBAC's 403 with its CN.
+      const carol = await as('carol', ['get', 'pods']);
+      assert.equal(carol.code, 1);
+      assert.match(
+        carol.stderr,
+        /Error from server \(Forbidden\): pods is forbidden: User "carol" cannot list resource "pods" in API group "" in the namespace "default"/,
+      );
+      assert.equal((await as('carol', ['auth', 'can-i', 'get', 'pods'])).stdout.trim(), 'no');
+    } finally {
+      bare.dispose();
+    }
+  });
+
   it('answers kubectl auth can-i as the role bindings say', async () => {
-    const canI = async (user: 'admin' | 'viewer' | 'editor', ...args: string[]): Promise<string> => (await kubectl[user].run(['auth', 'can-i', ...args])).stdout.trim();
+    const canI = async (user: 'admin' | 'viewer' | 'editor', ...args: string[]): Promise<string> =>
+      (await kubectl[user].run(['auth', 'can-i', ...args])).stdout.trim();
     assert.equal(await canI('viewer', 'get', 'pods'), 'yes');
     assert.equal(await canI('viewer', 'watch', 'pods', '-A'), 'yes');
     assert.equal(await canI('viewer', 'delete', 'pods'), 'no');
@@ -146,7 +199,10 @@ describe('API authentication, authorization, audit and Pod Security', { timeout:
   });
 
   it('records who asked for each write on the bus, refused ones included, and jetctl timeline shows who deleted a pod', async () => {
-    assert.equal((await fetch(`${cluster.apiUrl}/api/v1/namespaces/default/pods/web`, { method: 'DELETE', headers: cluster.authHeaders('viewer') })).status, 403);
+    assert.equal(
+      (await fetch(`${cluster.apiUrl}/api/v1/namespaces/default/pods/web`, { method: 'DELETE', headers: cluster.authHeaders('viewer') })).status,
+      403,
+    );
     assert.equal((await cluster.request('DELETE', '/api/v1/namespaces/default/pods/web')).status, 200);
     const timeline = await waitFor('the audit records in the timeline', async () => {
       const result = await cluster.jetctl('timeline', 'default/web', '--nats', cluster.nats.url);
@@ -212,7 +268,9 @@ describe('API authentication, authorization, audit and Pod Security', { timeout:
       const events: Array<{ type: string; data: { reason: string; message: string } }> = [];
       nc.subscribe(`jetlet.events.${token(node)}.${uid}`, { callback: (_e, msg) => void events.push(msg.json()) });
       await jetstream(nc).publish(`jetlet.assign.${token(node)}.${uid}`, JSON.stringify(forged));
-      const event = await waitFor('the node to refuse the forged pod', () => events.find((e) => e.type === 'PodEvent' && e.data.reason === 'FailedPodSecurity'));
+      const event = await waitFor('the node to refuse the forged pod', () =>
+        events.find((e) => e.type === 'PodEvent' && e.data.reason === 'FailedPodSecurity'),
+      );
       assert.equal(event.data.message, 'pods "escalate" is forbidden: violates PodSecurity "baseline:latest": hostPort (container "main" uses hostPort 18081)');
     } finally {
       await nc.close();

@@ -7,11 +7,25 @@ import { join } from 'node:path';
 /** The users every secured test cluster knows, and what each may do. */
 export type TestUser = 'admin' | 'viewer' | 'editor' | 'node';
 
+const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'];
+
+/** Client certificates every secured test cluster's credentials hold: name, signing CA, subject. */
+const CLIENT_CERTIFICATES = [
+  // cluster-admin by its O, as kubeadm's admin.conf certificate.
+  ['admin', 'client-ca', '/O=system:masters/O=ops/CN=cert-admin'],
+  // A user no binding names.
+  ['carol', 'client-ca', '/O=developers/CN=carol'],
+  // An admin's subject, signed by a CA the API does not trust.
+  ['stranger', 'stranger-ca', '/O=system:masters/CN=cert-admin'],
+] as const;
+
+export type ClientCertificate = (typeof CLIENT_CERTIFICATES)[number][0];
+
 /**
  * What a secured API is started with: a token file with one random token per test user,
  * role bindings (admin: system:masters; viewer: view everywhere; editor: edit in `team-a`
- * only; node: system:nodes), and a self-signed certificate for 127.0.0.1 made with openssl,
- * since kubectl sends credentials only over TLS.
+ * only; node: system:nodes), a self-signed certificate for 127.0.0.1 made with openssl,
+ * since kubectl sends credentials only over TLS, and a client CA with client certificates.
  */
 export class ApiCredentials {
   readonly tokens: Record<TestUser, string>;
@@ -68,6 +82,58 @@ subjects: [{kind: User, name: editor}]
       { stdio: 'ignore' },
     );
     this.certificate = readFileSync(this.certFile, 'utf8');
+    // Client certificates: a client CA the API trusts, and one it does not.
+    for (const ca of ['client-ca', 'stranger-ca']) {
+      execFileSync(
+        'openssl',
+        ['req', '-x509', ...EC_KEY, '-nodes', '-days', '7', '-subj', `/CN=jetlet-${ca}`, '-keyout', this.file(`${ca}.key`), '-out', this.file(`${ca}.crt`)],
+        {
+          stdio: 'ignore',
+        },
+      );
+    }
+    for (const [name, ca, subject] of CLIENT_CERTIFICATES) {
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-CA',
+          this.file(`${ca}.crt`),
+          '-CAkey',
+          this.file(`${ca}.key`),
+          ...EC_KEY,
+          '-nodes',
+          '-days',
+          '7',
+          '-subj',
+          subject,
+          '-addext',
+          'extendedKeyUsage=clientAuth',
+          '-addext',
+          'basicConstraints=critical,CA:FALSE',
+          '-keyout',
+          this.clientCertificate(name).key,
+          '-out',
+          this.clientCertificate(name).cert,
+        ],
+        { stdio: 'ignore' },
+      );
+    }
+  }
+
+  private file(name: string): string {
+    return join(this.dir, name);
+  }
+
+  /** The API's client CA (API_CLIENT_CA_FILE). */
+  get clientCaFile(): string {
+    return this.file('client-ca.crt');
+  }
+
+  /** The certificate and key files of one of CLIENT_CERTIFICATES. */
+  clientCertificate(name: ClientCertificate): { cert: string; key: string } {
+    return { cert: this.file(`client-${name}.crt`), key: this.file(`client-${name}.key`) };
   }
 
   static create(): ApiCredentials {
@@ -95,6 +161,7 @@ subjects: [{kind: User, name: editor}]
       API_TLS_CERT_FILE: this.certFile,
       API_TLS_PRIVATE_KEY_FILE: this.keyFile,
       API_HTTP_PORT: String(httpPort),
+      API_CLIENT_CA_FILE: this.clientCaFile,
     };
   }
 

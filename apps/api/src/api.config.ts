@@ -53,6 +53,15 @@ export class ApiConfig extends BusConfig {
   @Max(65535)
   API_HTTP_PORT?: number;
 
+  /**
+   * Client certificates signed by these CAs (PEM) authenticate on the HTTPS port, as
+   * kube-apiserver's `--client-ca-file`: the user is the certificate's CN, its groups the O
+   * fields. Needs API_TLS_CERT_FILE; works beside the bearer tokens.
+   */
+  @IsOptional()
+  @IsString()
+  API_CLIENT_CA_FILE?: string;
+
   /** Bearer tokens, in kube-apiserver's `--token-auth-file` format: `token,user,uid,"group1,group2"` per line. */
   @IsOptional()
   @IsString()

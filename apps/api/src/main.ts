@@ -19,9 +19,12 @@ async function bootstrap(): Promise<void> {
   const { loadConfig } = await import('#contracts');
   const { ApiConfig } = await import('./api.config.js');
   const boot = loadConfig(ApiConfig);
+  // With a client CA the handshake asks for a certificate but lets one that fails verification through:
+  // the authenticator then refuses it, unless a bearer token names the caller, as kube-apiserver does.
+  const clientCa = boot.API_CLIENT_CA_FILE ? { ca: readFileSync(boot.API_CLIENT_CA_FILE), requestCert: true, rejectUnauthorized: false } : {};
   const httpsOptions =
     boot.API_TLS_CERT_FILE && boot.API_TLS_PRIVATE_KEY_FILE
-      ? { cert: readFileSync(boot.API_TLS_CERT_FILE), key: readFileSync(boot.API_TLS_PRIVATE_KEY_FILE) }
+      ? { cert: readFileSync(boot.API_TLS_CERT_FILE), key: readFileSync(boot.API_TLS_PRIVATE_KEY_FILE), ...clientCa }
       : undefined;
   const app = await NestFactory.create<NestExpressApplication>(ApiModule, {
     logger,

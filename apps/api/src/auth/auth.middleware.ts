@@ -51,7 +51,7 @@ export class AuthMiddleware {
   decide(req: IncomingMessage): Verdict | undefined {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const attributes = requestAttributes(req.method ?? 'GET', url.pathname, Object.fromEntries(url.searchParams));
-    const user = this.auth.authenticate(req.headers);
+    const user = this.auth.authenticate(req);
     if (user === undefined || user === 'invalid') return isPublicPath(url.pathname) ? undefined : { ok: false, status: UNAUTHORIZED };
     const auth = { user, attributes };
     (req as IncomingMessage & { auth?: Authenticated }).auth = auth;

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { ConfigError } from '#contracts';
 import { authorize, type Decision, type RequestAttributes, type RoleBinding, type UserInfo } from '#domain';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
 import { parseRoleBindings } from './role-bindings.js';
+import { clientCertificateUser } from './client-certificate.js';
 import { TokenAuthenticator } from './token-file.js';
 
 /** The WebSocket subprotocol that carries a bearer token where a browser cannot set headers (base64url of the token). */
@@ -33,6 +34,7 @@ export class AuthService {
   private readonly logger = new Logger(AuthService.name);
   private readonly tokens?: TokenAuthenticator;
   private readonly bindings: RoleBinding[];
+  private readonly clientCertificates: boolean;
   readonly insecure: boolean;
 
   constructor(@Inject(API_CONFIG) config: ApiConfig) {
@@ -59,6 +61,9 @@ export class AuthService {
     } catch (error) {
       problems.push(`  API_AUTHORIZATION_FILE: ${(error as Error).message}`);
     }
+    this.clientCertificates = config.API_CLIENT_CA_FILE !== undefined;
+    if (this.clientCertificates && !(config.API_TLS_CERT_FILE && config.API_TLS_PRIVATE_KEY_FILE))
+      problems.push('  API_CLIENT_CA_FILE: client certificates need HTTPS (API_TLS_CERT_FILE and API_TLS_PRIVATE_KEY_FILE)');
     if (!this.insecure && !config.API_TOKEN_AUTH_FILE)
       problems.push('  API_TOKEN_AUTH_FILE: required (a token file), unless API_INSECURE=true serves everyone without authentication');
     if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`);
@@ -69,14 +74,23 @@ export class AuthService {
       this.logger.warn('Anyone who can reach this port can run any container on every node. Never use this outside a lab.');
       this.logger.warn(banner);
     } else {
-      this.logger.log(`authentication: ${this.tokens?.size ?? 0} bearer token(s); authorization: RBAC with ${this.bindings.length} binding(s)`);
+      const certificates = this.clientCertificates ? ' and client certificates' : '';
+      this.logger.log(`authentication: ${this.tokens?.size ?? 0} bearer token(s)${certificates}; authorization: RBAC with ${this.bindings.length} binding(s)`);
     }
   }
 
-  /** The caller, undefined without credentials, or 'invalid' for a token nobody holds. */
-  authenticate(headers: IncomingHttpHeaders): UserInfo | 'invalid' | undefined {
-    const token = bearerToken(headers);
-    const user = token === undefined ? undefined : (this.tokens?.authenticate(token) ?? 'invalid');
+  /**
+   * The caller, undefined without credentials, or 'invalid' for credentials that name nobody.
+   * As kube-apiserver's union of authenticators: a client certificate the client CA signed
+   * comes first, then a bearer token; a certificate of another CA fails only when no token
+   * succeeds.
+   */
+  authenticate(req: IncomingMessage): UserInfo | 'invalid' | undefined {
+    const certificate = this.clientCertificates ? clientCertificateUser(req.socket) : undefined;
+    if (certificate !== undefined && certificate !== 'invalid') return certificate;
+    const token = bearerToken(req.headers);
+    let user: UserInfo | 'invalid' | undefined = token === undefined ? undefined : (this.tokens?.authenticate(token) ?? 'invalid');
+    if (user === undefined && certificate === 'invalid') user = 'invalid';
     if (this.insecure) return user === undefined || user === 'invalid' ? UNSECURED_USER : user;
     return user;
   }
