@@ -57,7 +57,8 @@ up() {
     ensure_api_auth "$JETLET_STATE/auth"
     server="https://127.0.0.1:$API_PORT"
     start_app api NATS_URL="$NATS_URL" API_PORT="$API_PORT" API_TOKEN_AUTH_FILE="$JETLET_STATE/auth/tokens.csv" \
-      API_AUTHORIZATION_FILE="$JETLET_STATE/auth/rbac.yaml" API_TLS_CERT_FILE="$JETLET_STATE/auth/tls.crt" API_TLS_PRIVATE_KEY_FILE="$JETLET_STATE/auth/tls.key"
+      API_AUTHORIZATION_FILE="$JETLET_STATE/auth/rbac.yaml" API_TLS_CERT_FILE="$JETLET_STATE/auth/tls.crt" API_TLS_PRIVATE_KEY_FILE="$JETLET_STATE/auth/tls.key" \
+      API_CLIENT_CA_FILE="$JETLET_STATE/auth/client-ca.crt"
     node dist/apps/cli/src/main.js kubeconfig --server "$server" --token "$(admin_token "$JETLET_STATE/auth")" \
       --certificate-authority "$JETLET_STATE/auth/tls.crt" >"$JETLET_STATE/kubeconfig"
     chmod 600 "$JETLET_STATE/kubeconfig"

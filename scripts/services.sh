@@ -136,7 +136,9 @@ prepare_run() {
 # ensure_api_auth DIR: what a secured API needs, made once and kept: tokens.csv with an admin
 # token (group system:masters), a self-signed certificate for 127.0.0.1 and localhost
 # (kubectl sends a token only over TLS), a token for Prometheus (group system:monitoring: /metrics
-# only) and an empty rbac.yaml to bind users in.
+# only), an empty rbac.yaml to bind users in, and a client CA (client-ca.crt, the API's
+# API_CLIENT_CA_FILE) with an admin client certificate (admin.crt, admin.key: CN=admin,
+# O=system:masters) for kubectl --client-certificate/--client-key.
 ensure_api_auth() {
   local dir="$1"
   mkdir -p "$dir"
@@ -153,6 +155,14 @@ ensure_api_auth() {
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 -subj /CN=jetlet-api \
       -addext 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:api' -keyout "$dir/tls.key" -out "$dir/tls.crt" 2>/dev/null
     chmod 644 "$dir/tls.key"
+  fi
+  if [ ! -s "$dir/client-ca.crt" ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 -subj /CN=jetlet-client-ca \
+      -keyout "$dir/client-ca.key" -out "$dir/client-ca.crt" 2>/dev/null
+    openssl req -x509 -CA "$dir/client-ca.crt" -CAkey "$dir/client-ca.key" -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+      -nodes -days 365 -subj '/O=system:masters/CN=admin' -addext extendedKeyUsage=clientAuth \
+      -addext basicConstraints=critical,CA:FALSE -keyout "$dir/admin.key" -out "$dir/admin.crt" 2>/dev/null
+    chmod 600 "$dir/client-ca.key" "$dir/admin.key"
   fi
 }
 
