@@ -1,14 +1,21 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import bcrypt from 'bcryptjs';
 import { freePort, ManagedProcess, waitFor } from './processes.js';
 
+/** A user of a registry started with htpasswd authentication. */
+export interface RegistryUser {
+  username: string;
+  password: string;
+}
+
 /** Runs the docker CLI and throws, with its output, unless it exits 0. */
-async function docker(...args: string[]): Promise<string> {
+async function docker(env: Record<string, string>, ...args: string[]): Promise<string> {
   // The classic builder: it needs no buildx plugin and no base image from a public registry.
-  const child = spawn('docker', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DOCKER_BUILDKIT: '0' } });
+  const child = spawn('docker', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DOCKER_BUILDKIT: '0', ...env } });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
@@ -28,12 +35,32 @@ export class Registry {
     readonly host: string,
     private readonly process: ManagedProcess,
     private readonly dir: string,
+    /** With htpasswd auth: the docker CLI's environment that logs it in for pushes. */
+    private readonly cliEnv: Record<string, string>,
   ) {}
 
-  static async start(): Promise<Registry> {
+  /**
+   * Starts the registry; with `user`, it asks for HTTP basic authentication against an
+   * htpasswd file holding that user (bcrypt, the only hash distribution accepts).
+   */
+  static async start(options: { user?: RegistryUser } = {}): Promise<Registry> {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'jetlet-registry-'));
     const config = join(dir, 'config.yml');
+    const host = `127.0.0.1:${port}`;
+    const { user } = options;
+    const cliEnv: Record<string, string> = {};
+    const authLines: string[] = [];
+    if (user) {
+      writeFileSync(join(dir, 'htpasswd'), `${user.username}:${bcrypt.hashSync(user.password, 8)}\n`);
+      authLines.push('auth:', '  htpasswd:', '    realm: jetlet-test', `    path: ${join(dir, 'htpasswd')}`);
+      // A docker CLI config of its own, so pushes log in without touching the user's.
+      const cliConfig = join(dir, 'docker-cli');
+      mkdirSync(cliConfig);
+      const auth = Buffer.from(`${user.username}:${user.password}`).toString('base64');
+      writeFileSync(join(cliConfig, 'config.json'), JSON.stringify({ auths: { [host]: { auth } } }));
+      cliEnv['DOCKER_CONFIG'] = cliConfig;
+    }
     writeFileSync(
       config,
       [
@@ -45,18 +72,19 @@ export class Registry {
         `    rootdirectory: ${join(dir, 'data')}`,
         'http:',
         `  addr: 127.0.0.1:${port}`,
+        ...authLines,
         '',
       ].join('\n'),
     );
     const child = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
     const proc = new ManagedProcess('docker-registry', child);
-    const host = `127.0.0.1:${port}`;
+    const headers: Record<string, string> = user ? { authorization: `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}` } : {};
     try {
       await waitFor(
         `the registry to answer GET http://${host}/v2/`,
         async () => {
           if (!proc.running) throw new Error(`docker-registry exited:\n${proc.tail()}`);
-          return (await fetch(`http://${host}/v2/`)).status === 200;
+          return (await fetch(`http://${host}/v2/`, { headers })).status === 200;
         },
         30_000,
         200,
@@ -66,7 +94,7 @@ export class Registry {
       rmSync(dir, { recursive: true, force: true });
       throw error;
     }
-    return new Registry(host, proc, dir);
+    return new Registry(host, proc, dir, cliEnv);
   }
 
   /**
@@ -75,11 +103,11 @@ export class Registry {
    */
   async push(localImage: string, repository: string): Promise<string> {
     const reference = `${this.host}/${repository}`;
-    await docker('tag', localImage, reference);
+    await docker({}, 'tag', localImage, reference);
     try {
-      await docker('push', reference);
+      await docker(this.cliEnv, 'push', reference);
     } finally {
-      await docker('rmi', reference);
+      await docker({}, 'rmi', reference);
     }
     return reference;
   }
@@ -95,11 +123,11 @@ export class Registry {
     try {
       writeFileSync(join(context, 'blob'), randomBytes(bytes));
       writeFileSync(join(context, 'Dockerfile'), 'FROM jetlet/busybox:1.35\nCOPY blob /blob\n');
-      await docker('build', '-q', '-t', reference, context);
+      await docker({}, 'build', '-q', '-t', reference, context);
       try {
-        await docker('push', reference);
+        await docker(this.cliEnv, 'push', reference);
       } finally {
-        await docker('rmi', reference);
+        await docker({}, 'rmi', reference);
       }
     } finally {
       rmSync(context, { recursive: true, force: true });

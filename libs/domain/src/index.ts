@@ -57,3 +57,4 @@ export * from './volumes.js';
 export * from './security-context.js';
 export * from './authorization.js';
 export * from './pod-security.js';
+export * from './credential-keyring.js';

@@ -122,13 +122,25 @@ export interface RuntimeInfo {
   kernelVersion: string;
 }
 
+/** Registry credentials for one pull, as the engine's X-Registry-Auth header carries them. */
+export interface PullAuth {
+  username?: string;
+  password?: string;
+  serveraddress: string;
+  identitytoken?: string;
+  registrytoken?: string;
+}
+
 export interface ContainerRuntime {
   info(): Promise<RuntimeInfo>;
   imagePresent(image: string): Promise<boolean>;
   /** The image's USER (`uid`, `uid:gid`, `name`...; '' when it sets none), for runAsNonRoot. */
   imageUser(image: string): Promise<string>;
-  /** Pulls `image`; `onProgress` hears the whole pull's progress each time it moves. */
-  pullImage(image: string, onProgress?: (progress: PullProgressSnapshot) => void): Promise<void>;
+  /**
+   * Pulls `image`; `onProgress` hears the whole pull's progress each time it moves. With
+   * `auth` the engine presents those credentials to the registry (never logged).
+   */
+  pullImage(image: string, onProgress?: (progress: PullProgressSnapshot) => void, auth?: PullAuth): Promise<void>;
   /** Creates and starts the sandbox; returns it with its IP. */
   runPodSandbox(config: SandboxConfig): Promise<RuntimeContainer>;
   /** Creates an app container inside the sandbox's network namespace; returns its id. */

@@ -15,6 +15,7 @@ import type {
   RuntimeInfo,
   SandboxConfig,
   LogStreamOptions,
+  PullAuth,
 } from './container-runtime.port.js';
 import { LogFrameDemuxer } from './log-frames.js';
 import { DockerProcessStream } from './docker-process-stream.js';
@@ -319,12 +320,12 @@ export class DockerRuntime implements ContainerRuntime {
     }
   }
 
-  async pullImage(image: string, onProgress?: (progress: PullProgressSnapshot) => void): Promise<void> {
+  async pullImage(image: string, onProgress?: (progress: PullProgressSnapshot) => void, auth?: PullAuth): Promise<void> {
     let stream: NodeJS.ReadableStream;
     try {
       // dockerode adds ':latest' when the reference has no tag; without it the engine would pull every tag.
       call('image_pull');
-      stream = await this.docker.pull(image);
+      stream = await this.docker.pull(image, auth ? { authconfig: { ...auth } } : {});
     } catch (err) {
       throw this.wrap(err, `pull image ${image}`);
     }

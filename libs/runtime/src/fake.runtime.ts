@@ -11,6 +11,7 @@ import type {
   RuntimeEvent,
   RuntimeInfo,
   SandboxConfig,
+  PullAuth,
 } from './container-runtime.port.js';
 import { RuntimeError } from './runtime.errors.js';
 import type { PullProgressSnapshot } from './pull-progress.js';
@@ -83,7 +84,7 @@ export class FakeRuntime implements ContainerRuntime {
     return Promise.resolve('');
   }
 
-  pullImage(_image: string, _onProgress?: (progress: PullProgressSnapshot) => void): Promise<void> {
+  pullImage(_image: string, _onProgress?: (progress: PullProgressSnapshot) => void, _auth?: PullAuth): Promise<void> {
     return Promise.resolve();
   }
 

@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Container } from '#contracts';
 import {
   BackoffBook,
   containerSecurity,
+  CredentialKeyring,
+  type RegistryCredentials,
   podSysctls,
   verifyRunAsNonRoot,
   type ContainerSecurity,
@@ -206,17 +209,24 @@ export class PodExecutor {
     return changed;
   }
 
-  private pull(image: string, onProgress?: (progress: PullProgressSnapshot) => void): Promise<void> {
-    let pull = this.pulls.get(image);
+  private pull(image: string, onProgress?: (progress: PullProgressSnapshot) => void, auth?: RegistryCredentials): Promise<void> {
+    // Pods pulling the same image with other credentials must not share a pull (nor its
+    // failure); the key holds a digest of the credentials, never the credentials.
+    const key = auth ? `${image}\0${createHash('sha256').update(JSON.stringify(auth)).digest('hex')}` : image;
+    let pull = this.pulls.get(key);
     if (!pull) {
       const listeners = new Set<(progress: PullProgressSnapshot) => void>();
       const done = this.runtime
-        .pullImage(image, (progress) => {
-          for (const listener of listeners) listener(progress);
-        })
-        .finally(() => this.pulls.delete(image));
+        .pullImage(
+          image,
+          (progress) => {
+            for (const listener of listeners) listener(progress);
+          },
+          auth,
+        )
+        .finally(() => this.pulls.delete(key));
       pull = { done, listeners };
-      this.pulls.set(image, pull);
+      this.pulls.set(key, pull);
     }
     if (onProgress) {
       const { listeners } = pull;
@@ -224,6 +234,54 @@ export class PodExecutor {
       void pull.done.catch(() => undefined).finally(() => listeners.delete(onProgress));
     }
     return pull.done;
+  }
+
+  /**
+   * The credentials of the pod's `imagePullSecrets` that match `image`'s registry (the
+   * kubelet's getPullSecretsForPod + keyring lookup). A secret that cannot be read is left
+   * out with a FailedToRetrieveImagePullSecret warning, and the pull is tried all the same.
+   */
+  private async pullCredentials(pod: DesiredPod, image: string): Promise<RegistryCredentials[]> {
+    const names = [...new Set((pod.manifest.spec.imagePullSecrets ?? []).map((ref) => ref.name).filter((name) => name !== ''))];
+    if (names.length === 0) return [];
+    const records = await Promise.all(
+      names.map(async (name) => {
+        try {
+          const record = await this.configSource.read('Secret', pod.namespace, name);
+          return record && record.unreadable === undefined ? record : undefined;
+        } catch (error) {
+          this.logger.warn(`${podRef(pod)}: reading pull secret ${name} failed: ${(error as Error).message}`);
+          return undefined;
+        }
+      }),
+    );
+    const failed = names.filter((_, i) => records[i] === undefined);
+    if (failed.length > 0)
+      this.events.warning(
+        pod,
+        'FailedToRetrieveImagePullSecret',
+        `Unable to retrieve some image pull secrets (${failed.join(', ')}); attempting to pull the image may not succeed.`,
+      );
+    const secrets = records.filter((r) => r !== undefined).map((r) => ({ name: r.name, ...(r.type ? { type: r.type } : {}), ...(r.data ? { data: r.data } : {}) }));
+    return CredentialKeyring.fromSecrets(secrets).lookup(image);
+  }
+
+  /**
+   * Pulls without credentials when none match, else with each matching set in turn until
+   * one succeeds, as the kubelet's puller does; fails with every attempt's error.
+   */
+  private async pullWithCredentials(image: string, credentials: RegistryCredentials[], onProgress: (progress: PullProgressSnapshot) => void): Promise<void> {
+    if (credentials.length === 0) return this.pull(image, onProgress);
+    const errors: string[] = [];
+    for (const auth of credentials) {
+      try {
+        await this.pull(image, onProgress, auth);
+        return;
+      } catch (error) {
+        errors.push((error as Error).message);
+      }
+    }
+    throw new Error(errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`);
   }
 
   /**
@@ -279,10 +337,11 @@ export class PodExecutor {
         this.events.normal(pod, 'BackOff', `Back-off pulling image "${image}"`, container.name);
       return false;
     }
+    const credentials = await this.pullCredentials(pod, image);
     this.events.normal(pod, 'Pulling', `Pulling image "${image}"`, container.name);
     const started = performance.now();
     try {
-      await this.pull(image, this.pullProgressReporter(pod, container));
+      await this.pullWithCredentials(image, credentials, this.pullProgressReporter(pod, container));
     } catch (error) {
       const failedMs = Date.now();
       const delay = this.pullBackoff.next(key, failedMs, failedMs);

@@ -180,6 +180,14 @@ export class PodSpec {
   @Type(() => Volume)
   volumes?: Volume[];
 
+  /** `kubernetes.io/dockerconfigjson` (or `dockercfg`) Secrets whose credentials pull the pod's images. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => LocalObjectReference)
+  imagePullSecrets?: LocalObjectReference[];
+
   /** The pod's service account; jetlet has no service accounts beyond `default` and mounts no token. */
   @IsOptional()
   @IsIn(['default'])
