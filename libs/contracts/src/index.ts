@@ -43,6 +43,7 @@ export * from './logs/log-stream.message.js';
 export * from './streams/pod-stream.message.js';
 export * from './streams/stats-summary.message.js';
 export * from './names.js';
+export * from './nats-permissions.js';
 export * from './limits.js';
 export * from './pod/quantity.js';
 export * from './pod/image-reference.js';
