@@ -58,6 +58,7 @@ export class AgentModule {
             streamReplicas: config.STREAM_REPLICAS,
             name: `jetlet-agent-${config.NODE_NAME}`,
             source: { component: 'agent', node: config.NODE_NAME },
+            credentials: { identity: { kind: 'node', node: config.NODE_NAME }, seedFile: config.NATS_NKEY_SEED_FILE },
           }),
           () => ({ node: config.NODE_NAME, config: { ...config } }),
         ),

@@ -17,7 +17,7 @@ const rules = loadAlertRules(config.ALERT_RULES_FILE);
 @Module({
   imports: [
     BusModule.forRoot(
-      () => ({ servers: config.NATS_URL, name: 'jetlet-alerter', streamReplicas: config.STREAM_REPLICAS, source: { component: 'alerter' } }),
+      () => ({ servers: config.NATS_URL, name: 'jetlet-alerter', streamReplicas: config.STREAM_REPLICAS, source: { component: 'alerter' }, credentials: { identity: { kind: 'alerter' }, seedFile: config.NATS_NKEY_SEED_FILE } }),
       () => ({ config: { ...config }, now: () => systemClock.now() }),
     ),
   ],

@@ -47,6 +47,7 @@ const config = loadConfig(ApiConfig);
       streamReplicas: config.STREAM_REPLICAS,
       name: 'jetlet-api',
       source: { component: 'api' },
+      credentials: { identity: { kind: 'api' }, seedFile: config.NATS_NKEY_SEED_FILE },
       publishTimeoutMs: config.BUS_TIMEOUT_SECONDS * 1000,
       // It reads back every write it makes (read-your-writes; its own bindings).
       reuseVerified: 4096,

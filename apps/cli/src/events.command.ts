@@ -1,3 +1,4 @@
+import { cliBusCredentials } from './streams/stream-reader.js';
 import { Document } from 'yaml';
 import { Bus } from '#bus';
 import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
@@ -73,7 +74,7 @@ export function eventMatches(e: AnyEnvelope, options: Pick<EventsOptions, 'pod' 
  */
 export async function runEvents(options: EventsOptions, write: (text: string) => void): Promise<void> {
   const bus = await Bus.connect(
-    { servers: options.natsUrl, name: 'jetctl-events', source: { component: 'jetctl' }, maxRetryDelayMs: 1000 },
+    { servers: options.natsUrl, name: 'jetctl-events', source: { component: 'jetctl' }, maxRetryDelayMs: 1000, ...cliBusCredentials() },
     AbortSignal.timeout(5000),
   );
   const wide = options.output === 'wide';

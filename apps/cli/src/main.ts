@@ -5,6 +5,7 @@ import type { Pod } from '#contracts';
 import { ApiClient, ApiError } from './api-client.js';
 import { kubeconfigFor, resolveConnection } from './kubeconfig.js';
 import { runLab } from './lab/lab-command.js';
+import { isNatsConfigCommand, runNatsConfigCommand } from './nats-config.command.js';
 import { runStreamCommand, STREAM_COMMANDS } from './stream-commands.js';
 import { StreamReader } from './streams/stream-reader.js';
 import { doneOf, failureOf, followPod, PodProgressError } from './watch/pod-progress.js';
@@ -32,6 +33,11 @@ Reading the streams (read-only, with --nats URL or $NATS_URL; each takes --help)
   jetctl explain NS/NAME [--at SEQ|TIME|5m] [-o json]
   jetctl events [--follow] [--node N] [--pod NS/NAME] [--type T] [--reason R] [--since 10m] [-o json|yaml|wide]
   jetctl export [--pod NS/NAME | --node N | --since 30m] -o bundle.jsonl
+  (with $NATS_NKEY_SEED_FILE: as that identity, $NATS_IDENTITY, jetctl by default)
+
+NATS identities (files, no server needed):
+  jetctl nats-config --nodes a,b --out DIR   the server's auth.conf and a seed per component and node
+  jetctl node credentials NODE --dir DIR     add one node (then reload the server)
   jetctl import bundle.jsonl --nats URL-OF-A-SCRATCH-SERVER
 
 Flags:
@@ -264,6 +270,7 @@ async function logs(client: ApiClient, args: Args): Promise<void> {
 
 async function main(argv: string[]): Promise<number> {
   if (STREAM_COMMANDS.has(argv[0] ?? '')) return runStreamCommand(argv);
+  if (isNatsConfigCommand(argv)) return runNatsConfigCommand(argv);
   const args = parseArgs(argv);
   const command = args.positional[0];
   if (!command || args.flags.has('-h') || args.flags.has('--help')) {

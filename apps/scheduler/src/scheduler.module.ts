@@ -16,6 +16,7 @@ const config = loadConfig(SchedulerConfig);
       streamReplicas: config.STREAM_REPLICAS,
       name: 'jetlet-scheduler',
       source: { component: 'scheduler' },
+      credentials: { identity: { kind: 'scheduler' }, seedFile: config.NATS_NKEY_SEED_FILE },
       // It reads back every write it makes (read-your-writes; its own bindings).
       reuseVerified: 4096,
     })),

@@ -17,6 +17,7 @@ import { connect, errors as natsErrors, type NatsConnection } from '@nats-io/tra
 import {
   ContractValidationError,
   decodeEnvelope,
+  identityName,
   MESSAGES,
   rememberVerified,
   reuseVerifiedEnvelopes,
@@ -32,6 +33,7 @@ import {
 import { busMetrics, consumerLag, enableProcessMetrics } from '#observability';
 import { BusError, BusUnavailableError, MessageTooLargeError, SequenceConflictError } from './bus.errors.js';
 import { retry } from '#workqueue';
+import { credentialOptions, type BusCredentials } from './credentials.js';
 import { Outbox, type OutboxOptions } from './outbox.js';
 import { JetStreamContext, type ConsumerRef, type Delivery } from './transport/jetstream.context.js';
 
@@ -64,6 +66,12 @@ export interface BusOptions {
    * kept for the first consumer of the same bytes, which then skips validating them again (0, off).
    */
   reuseVerified?: number;
+  /**
+   * This component's NATS identity and the file holding its nkey seed (`jetctl nats-config`
+   * writes both the seed and the server's permissions). Without a seed file the connection is
+   * anonymous, which only an unsecured server accepts, and a warning says so at start.
+   */
+  credentials?: BusCredentials;
 }
 
 export interface PublishOptions {
@@ -174,7 +182,7 @@ export class Bus {
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
     private readonly source: MessageSource,
-    options: BusOptions,
+    private readonly options: BusOptions,
   ) {
     this.streamReplicas = options.streamReplicas ?? 1;
     this.publishTimeoutMs = options.publishTimeoutMs ?? 5000;
@@ -187,6 +195,7 @@ export class Bus {
     // Every jetlet process talks to the bus, so this is where each gets its process metrics.
     enableProcessMetrics();
     const logger = new Logger(Bus.name);
+    const auth = credentialOptions(options.credentials, logger);
     return retry(
       async (attempt) => {
         const nc = await connect({
@@ -194,6 +203,7 @@ export class Bus {
           name: options.name,
           maxReconnectAttempts: -1,
           reconnectTimeWait: 500,
+          ...auth,
         });
         const jsm = await jetstreamManager(nc);
         if (attempt > 1) logger.log(`connected to ${options.servers} after ${attempt} attempts`);
@@ -231,8 +241,28 @@ export class Bus {
         this.logger.log('NATS connection is back');
         for (const listener of this.reconnectListeners) listener();
         this.outbox.wake();
+      } else if (status.type === 'error' && status.error instanceof natsErrors.PermissionViolationError) {
+        // A refusal by the server's permissions: a bug or a forged request, never a reason to stop.
+        const { operation, subject } = status.error;
+        busMetrics.permissionViolations.inc({ operation });
+        this.logger.error(`NATS refused ${operation} to "${subject}" for identity ${this.identity ?? 'anonymous'} (permissions violation)`);
       }
     }
+  }
+
+  /** The NATS identity this connection authenticated as, when it has credentials. */
+  get identity(): string | undefined {
+    return this.options.credentials?.seedFile ? identityName(this.options.credentials.identity) : undefined;
+  }
+
+  /**
+   * Whether this process creates and updates the streams: always without credentials; with
+   * them, only the API and admin may (the others' permissions have no STREAM.CREATE), and the
+   * rest wait until the streams exist.
+   */
+  private get managesStreams(): boolean {
+    const kind = this.options.credentials?.seedFile ? this.options.credentials.identity.kind : undefined;
+    return kind === undefined || kind === 'api' || kind === 'admin';
   }
 
   /**
@@ -252,6 +282,15 @@ export class Bus {
   }
 
   private async ensureStream(def: StreamDefinition): Promise<void> {
+    if (!this.managesStreams) {
+      try {
+        await this.jsm.streams.info(def.name);
+        return;
+      } catch (error) {
+        if (error instanceof JetStreamApiError && error.status === 404) throw new BusUnavailableError(`stream ${def.name} is not created yet (the API creates it)`);
+        throw error;
+      }
+    }
     const config = {
       name: def.name,
       subjects: def.subjects,
@@ -369,6 +408,9 @@ export class Bus {
    * an outage.
    */
   compactSoon(stream: string, subject: string): void {
+    // A node's identity may not purge (NATS cannot limit a purge to its own subjects): its
+    // statuses stay until the scheduler purges them with the pod.
+    if (this.options.credentials?.seedFile && this.options.credentials.identity.kind === 'node') return;
     this.compactions.set(subject, stream);
     if (this.compactTimer) return;
     this.compactTimer = setTimeout(() => void this.compact(), 1000);

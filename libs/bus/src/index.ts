@@ -2,3 +2,4 @@ export * from './bus.js';
 export * from './bus.errors.js';
 export * from './bus.module.js';
 export * from './transport/index.js';
+export * from './credentials.js';

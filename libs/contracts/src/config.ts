@@ -14,6 +14,11 @@ export class BusConfig {
   @Max(5)
   STREAM_REPLICAS: number = 1;
 
+  /** The file holding this component's NATS nkey seed (`jetctl nats-config` writes it); unset, it connects anonymously and warns. */
+  @IsOptional()
+  @IsString()
+  NATS_NKEY_SEED_FILE?: string = undefined;
+
   /**
    * The key that seals Secret values in the stream (AES-256-GCM): `[keyId:]base64 of 32
    * bytes`. The API and every agent must hold the same one; unset, values are stored in

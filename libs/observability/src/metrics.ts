@@ -31,6 +31,7 @@ export const busMetrics = {
   ]),
   consumerRecreated: counter('jetlet_bus_consumers_recreated_total', 'Durable consumers created again after they disappeared', ['stream', 'consumer']),
   handlerErrors: counter('jetlet_bus_handler_errors_total', 'Messages whose handler failed and were redelivered', ['stream', 'consumer']),
+  permissionViolations: counter('jetlet_bus_permission_violations_total', 'Publishes and subscriptions the NATS server refused for this identity', ['operation']),
   outboxPending: gauge('jetlet_bus_outbox_pending', 'Messages waiting in the outbox for the bus to answer', []),
   outboxDropped: counter(
     'jetlet_bus_outbox_dropped_total',

@@ -1,4 +1,5 @@
-import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { inboxFor } from '#bus/credentials';
 import { Gauge } from 'prom-client';
 import { decodeStreamFrame, encodeStreamFrame, POD_STREAM, SUBJECTS, type FrameKind, type PodStreamEnd, type PodStreamRequest } from '#contracts';
 import { metricsRegistry } from '#observability';
@@ -79,7 +80,7 @@ export class PodStream {
         else resolve();
       };
     });
-    const inbox = createInbox();
+    const inbox = inboxFor(this.nc);
     this.subscription = this.nc.subscribe(inbox, {
       callback: (error, msg) => (error ? this.finish({ kind: 'failed', message: `subscription failed: ${error.message}` }) : this.receive(msg)),
     });

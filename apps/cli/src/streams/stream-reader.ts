@@ -1,6 +1,7 @@
 import { DeliverPolicy, JetStreamApiError, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { ContractValidationError, decodeEnvelope, subjectNodeMismatch } from '#contracts';
+import { ContractValidationError, decodeEnvelope, parseIdentity, subjectNodeMismatch } from '#contracts';
+import { credentialOptions, type BusCredentials } from '#bus/credentials';
 import { compareRecorded, type RecordedMessage } from '#domain/history';
 
 /** Headers an imported message carries: where it sat in the cluster it was exported from. */
@@ -38,6 +39,22 @@ export function toRecorded(stream: string, subject: string, seq: number, storedM
   }
 }
 
+/** jetctl's NATS identity from the environment: `$NATS_NKEY_SEED_FILE`, as `$NATS_IDENTITY` (jetctl by default). */
+export function cliCredentials(): ReturnType<typeof credentialOptions> {
+  const seedFile = process.env.NATS_NKEY_SEED_FILE;
+  if (!seedFile) return {};
+  const identity = parseIdentity(process.env.NATS_IDENTITY ?? 'jetctl');
+  if (!identity) throw new StreamReadError(`NATS_IDENTITY "${process.env.NATS_IDENTITY}" is not an identity (api, scheduler, alerter, jetctl, admin, node:NAME)`);
+  return credentialOptions({ identity, seedFile }, console);
+}
+
+/** The same identity, as a Bus option (jetctl events reads through the bus adapter). */
+export function cliBusCredentials(): { credentials?: BusCredentials } {
+  const seedFile = process.env.NATS_NKEY_SEED_FILE;
+  const identity = parseIdentity(process.env.NATS_IDENTITY ?? 'jetctl');
+  return seedFile && identity ? { credentials: { identity, seedFile } } : {};
+}
+
 /**
  * jetctl's read-only view of the streams: ordered (ack-less, server-side ephemeral)
  * consumers, nothing created that outlives a read, nothing published.
@@ -55,7 +72,7 @@ export class StreamReader {
   static async connect(url: string): Promise<StreamReader> {
     let nc: NatsConnection;
     try {
-      nc = await connect({ servers: url.split(','), name: 'jetctl', maxReconnectAttempts: 0 });
+      nc = await connect({ servers: url.split(','), name: 'jetctl', maxReconnectAttempts: 0, ...cliCredentials() });
     } catch (error) {
       throw new StreamReadError(`cannot reach NATS at ${url}: ${(error as Error).message}`, { cause: error });
     }

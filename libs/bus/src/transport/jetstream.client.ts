@@ -1,5 +1,6 @@
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
-import { createInbox, type Msg } from '@nats-io/transport-node';
+import { type Msg } from '@nats-io/transport-node';
+import { inboxFor } from '../credentials.js';
 import type { Bus } from '../bus.js';
 import { BusUnavailableError } from '../bus.errors.js';
 
@@ -28,7 +29,7 @@ export class JetStreamClient extends ClientProxy {
 
   protected publish(packet: ReadPacket, callback: (packet: WritePacket<Msg>) => void): () => void {
     const subject = String(packet.pattern);
-    const inbox = createInbox();
+    const inbox = inboxFor(this.bus.nc);
     const subscription = this.bus.nc.subscribe(inbox, {
       callback: (error, msg) => {
         if (error) callback({ err: error, isDisposed: true });

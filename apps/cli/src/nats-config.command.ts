@@ -1,0 +1,42 @@
+import { Command, CommanderError } from 'commander';
+import { addNodeCredentials, AUTH_FILE, writeNatsConfig } from './nats-config.js';
+
+/** `jetctl nats-config` and `jetctl node credentials`: NATS identities and permissions, generated. */
+export function isNatsConfigCommand(argv: readonly string[]): boolean {
+  return argv[0] === 'nats-config' || (argv[0] === 'node' && argv[1] === 'credentials');
+}
+
+function program(write: (text: string) => void): Command {
+  const root = new Command('jetctl').exitOverride();
+  root
+    .command('nats-config')
+    .description(`write the NATS server's authorization file (${AUTH_FILE}) and one nkey seed (mode 600) per component and node`)
+    .requiredOption('--nodes <names>', 'the node names, comma-separated')
+    .requiredOption('--out <dir>', 'where to write them')
+    .action((opts: { nodes: string; out: string }) => {
+      const nodes = opts.nodes.split(',').map((n) => n.trim()).filter((n) => n !== '');
+      for (const c of writeNatsConfig(opts.out, nodes)) write(`${c.identity}\t${c.nkey}\t${c.seedFile}\n`);
+      write(`include ${AUTH_FILE} from the nats-server configuration; give each process NATS_NKEY_SEED_FILE=<its seed>\n`);
+    });
+  root
+    .command('node')
+    .command('credentials')
+    .description(`add one node's seed and write ${AUTH_FILE} again (then reload the server)`)
+    .argument('<node>', 'the node name')
+    .requiredOption('--dir <dir>', 'the directory jetctl nats-config wrote')
+    .action((node: string, opts: { dir: string }) => {
+      const c = addNodeCredentials(opts.dir, node);
+      write(`node:${node}\t${c.nkey}\t${c.seedFile}\n`);
+    });
+  return root;
+}
+
+export async function runNatsConfigCommand(argv: string[], write: (text: string) => void = (t) => process.stdout.write(t)): Promise<number> {
+  try {
+    await program(write).parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    throw error;
+  }
+}
