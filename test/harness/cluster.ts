@@ -1,10 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
-import type { Pod } from '#contracts';
+import type { Identity, Pod } from '#contracts';
+import { credentialOptions } from '#bus/credentials';
+import { addNodeCredentials, seedFileName, writeNatsConfig } from '../../apps/cli/src/nats-config.js';
 import { ApiCredentials, type TestUser } from './auth.js';
 import { freePort, ManagedProcess, NatsServer, ROOT, waitFor } from './processes.js';
 import { parsePrometheusText, type Exposition } from './prometheus.js';
@@ -72,19 +74,44 @@ export class Cluster {
     readonly secureUrl?: string,
   ) {}
 
+  /** The seed file of `id` when NATS runs secured (`secureNats`), else undefined. */
+  seedFile(id: Identity): string | undefined {
+    return this.nats.authDir ? join(this.nats.authDir, seedFileName(id)) : undefined;
+  }
+
+  /** NATS_NKEY_SEED_FILE for a process of `id`, when NATS runs secured. */
+  private natsEnv(id: Identity): Record<string, string> {
+    const seed = this.seedFile(id);
+    return seed ? { NATS_NKEY_SEED_FILE: seed } : {};
+  }
+
+  /** Connection options that authenticate as `id` (a test acting as that component, or as an attacker holding its seed). */
+  natsOptions(id: Identity): ReturnType<typeof credentialOptions> {
+    return credentialOptions({ identity: id, seedFile: this.seedFile(id) }, { warn: () => undefined });
+  }
+
   /**
    * `env` goes to the API and the scheduler (shortened node grace and eviction times, say).
    * `secure` starts the API with tokens, RBAC and TLS (see ApiCredentials); `request`,
    * `authHeaders` and `jetctl` then act as the admin.
    */
-  static async start(env: Record<string, string> = {}, options: { secure?: boolean } = {}): Promise<Cluster> {
-    const nats = await NatsServer.start();
+  static async start(env: Record<string, string> = {}, options: { secure?: boolean; secureNats?: boolean } = {}): Promise<Cluster> {
+    // `secureNats`: identities and permissions from `jetctl nats-config`; nodes are added as their agents start.
+    const authDir = options.secureNats ? mkdtempSync(join(tmpdir(), 'jetlet-nats-auth-')) : undefined;
+    if (authDir) writeNatsConfig(authDir, []);
+    const seed = (id: Identity): Record<string, string> => (authDir ? { NATS_NKEY_SEED_FILE: join(authDir, seedFileName(id)) } : {});
+    const nats = await NatsServer.start(authDir ? { authDir } : {});
     const apiPort = await freePort();
     const credentials = options.secure ? ApiCredentials.create() : undefined;
     const httpPort = credentials ? await freePort() : apiPort;
-    const apiEnv = { NATS_URL: nats.url, API_PORT: String(apiPort), ...(credentials ? credentials.env(httpPort) : { API_INSECURE: 'true' }) };
+    const apiEnv = {
+      NATS_URL: nats.url,
+      API_PORT: String(apiPort),
+      ...(credentials ? credentials.env(httpPort) : { API_INSECURE: 'true' }),
+      ...seed({ kind: 'api' }),
+    };
     const api = startApp('api', 'api', { ...apiEnv, ...env });
-    const scheduler = startApp('scheduler', 'scheduler', { NATS_URL: nats.url, METRICS_PORT: '0', ...FAST, ...env });
+    const scheduler = startApp('scheduler', 'scheduler', { NATS_URL: nats.url, METRICS_PORT: '0', ...FAST, ...seed({ kind: 'scheduler' }), ...env });
     try {
       await Promise.all([api.waitForLine(/API serving on/), scheduler.waitForLine(/scheduler running/)]);
     } catch (error) {
@@ -111,7 +138,13 @@ export class Cluster {
 
   /** Starts one more scheduler against the same NATS (stopped with the cluster). */
   async startExtraScheduler(env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ManagedProcess> {
-    const scheduler = startApp('scheduler', `scheduler ${this.extraSchedulers.length + 2}`, { NATS_URL: this.nats.url, METRICS_PORT: '0', ...FAST, ...env });
+    const scheduler = startApp('scheduler', `scheduler ${this.extraSchedulers.length + 2}`, {
+      NATS_URL: this.nats.url,
+      METRICS_PORT: '0',
+      ...FAST,
+      ...this.natsEnv({ kind: 'scheduler' }),
+      ...env,
+    });
     this.extraSchedulers.push(scheduler);
     await scheduler.waitForLine(/scheduler running/, timeoutMs);
     return scheduler;
@@ -129,9 +162,15 @@ export class Cluster {
     const port = this.agents.get(node)?.port ?? (await freePort());
     // Each node keeps its files in a directory of its own, kept across restarts of its agent.
     const rootDir = this.agents.get(node)?.rootDir ?? mkdtempSync(join(tmpdir(), `jetlet-${node}-`));
+    // A node new to a secured server gets its credentials, as `jetctl node credentials` does, and the server reloads.
+    if (this.nats.authDir && !existsSync(join(this.nats.authDir, seedFileName({ kind: 'node', node })))) {
+      addNodeCredentials(this.nats.authDir, node);
+      await this.nats.reload();
+    }
     const agent = startApp('agent', `agent ${node}`, {
       NATS_URL: this.nats.url,
       NODE_NAME: node,
+      ...this.natsEnv({ kind: 'node', node }),
       AGENT_PORT: String(port),
       AGENT_ROOT_DIR: rootDir,
       ...FAST,
@@ -214,7 +253,12 @@ export class Cluster {
   async jetctl(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const child = spawn(process.execPath, [APP('cli'), ...args], {
       cwd: ROOT,
-      env: { ...process.env, JETLET_SERVER: this.apiUrl, ...(this.credentials ? { JETLET_TOKEN: this.credentials.tokens.admin } : {}) },
+      env: {
+        ...process.env,
+        JETLET_SERVER: this.apiUrl,
+        ...(this.credentials ? { JETLET_TOKEN: this.credentials.tokens.admin } : {}),
+        ...this.natsEnv({ kind: 'jetctl' }),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -242,6 +286,7 @@ export class Cluster {
       rmSync(agent.rootDir, { recursive: true, force: true });
     }
     await this.nats.stop();
+    if (this.nats.authDir) rmSync(this.nats.authDir, { recursive: true, force: true });
     this.credentials?.dispose();
   }
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -93,10 +93,19 @@ export class NatsServer {
     readonly url: string,
     private process: ManagedProcess,
     private readonly dataDir: string,
+    /** The directory of `jetctl nats-config`'s files when the server runs secured (authorization from its auth.conf). */
+    readonly authDir?: string,
   ) {}
 
-  private static async run(port: number, dataDir: string): Promise<ManagedProcess> {
-    const child = spawn('nats-server', ['-js', '-sd', dataDir, '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  private static async run(port: number, dataDir: string, authDir?: string): Promise<ManagedProcess> {
+    let args = ['-js', '-sd', dataDir, '-a', '127.0.0.1', '-p', String(port)];
+    if (authDir) {
+      // nats-server includes files relative to the including one, so the config sits beside auth.conf.
+      const config = join(authDir, 'server.conf');
+      writeFileSync(config, `listen: "127.0.0.1:${port}"\njetstream { store_dir: ${JSON.stringify(dataDir)} }\ninclude "auth.conf"\n`);
+      args = ['-c', config];
+    }
+    const child = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const proc = new ManagedProcess('nats-server', child);
     try {
       await proc.waitForLine(/Server is ready/);
@@ -107,15 +116,28 @@ export class NatsServer {
     return proc;
   }
 
-  static async start(): Promise<NatsServer> {
+  /** A fresh server; with `authDir` (written by `jetctl nats-config`) it accepts only those identities, each with its permissions. */
+  static async start(options: { authDir?: string } = {}): Promise<NatsServer> {
     const port = await freePort();
     const dataDir = mkdtempSync(join(tmpdir(), 'jetlet-nats-'));
     try {
-      return new NatsServer(`nats://127.0.0.1:${port}`, await NatsServer.run(port, dataDir), dataDir);
+      return new NatsServer(`nats://127.0.0.1:${port}`, await NatsServer.run(port, dataDir, options.authDir), dataDir, options.authDir);
     } catch (error) {
       rmSync(dataDir, { recursive: true, force: true });
       throw error;
     }
+  }
+
+  /** Reloads the configuration (SIGHUP), as after `jetctl node credentials`; resolves once the server says it did. */
+  async reload(): Promise<void> {
+    const before = this.process.output.filter((l) => /Reloaded server configuration/.test(l)).length;
+    this.process.child.kill('SIGHUP');
+    await waitFor('nats-server to reload its configuration', () => this.process.output.filter((l) => /Reloaded server configuration/.test(l)).length > before);
+  }
+
+  /** The server's log lines (permission violations are logged there). */
+  get output(): readonly string[] {
+    return this.process.output;
   }
 
   /** Kills the server with SIGKILL (no clean shutdown, as a crash or an OOM kill), keeping its data. */
@@ -126,7 +148,7 @@ export class NatsServer {
   /** Starts the server again on the same port and data directory; resolves once it is ready. */
   async restart(): Promise<void> {
     await this.process.stop();
-    this.process = await NatsServer.run(Number(new URL(this.url).port), this.dataDir);
+    this.process = await NatsServer.run(Number(new URL(this.url).port), this.dataDir, this.authDir);
   }
 
   async stop(): Promise<void> {
