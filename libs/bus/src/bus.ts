@@ -12,6 +12,7 @@ import {
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
+  type MsgRequest,
 } from '@nats-io/jetstream';
 import { connect, errors as natsErrors, type NatsConnection } from '@nats-io/transport-node';
 import {
@@ -124,6 +125,26 @@ export interface Subscription {
   /** Resolves once everything in the stream at subscription time has been handled. */
   caughtUp: Promise<void>;
   stop(): Promise<void>;
+}
+
+/** What an ordered consumer's handler returns to have the consumer opened again after the last message it handled. */
+const REOPEN = Symbol('reopen');
+
+/**
+ * Where to look for messages an ordered consumer skipped, when it delivers `seq` after
+ * `lastSeq`, or undefined when nothing can be missing. Under load, nats-server 2.9 has been
+ * seen to hand an ordered pull consumer a later message with the next delivery sequence,
+ * silently passing over stored ones, so the client's own ordering check cannot notice.
+ * A consumer replaying the last message per subject skips older ones by design; one
+ * starting at new messages or at a time has no known start. Checked on whole-stream
+ * consumers only (the projections): there a gap is rare (a purge), so the check costs one
+ * read per purge; on a filtered consumer nearly every message follows a gap.
+ */
+export function gapStart(lastSeq: number, seq: number, from: DeliverFrom): number | undefined {
+  if (from === 'last_per_subject' || seq <= lastSeq + 1) return undefined;
+  if (lastSeq > 0) return lastSeq + 1;
+  if (from === 'all') return 1;
+  return typeof from === 'object' && 'startSeq' in from ? from.startSeq : undefined;
 }
 
 function deliverConfig(from: DeliverFrom): { deliver_policy: DeliverPolicy; opt_start_seq?: number; opt_start_time?: string } {
@@ -287,7 +308,8 @@ export class Bus {
         await this.jsm.streams.info(def.name);
         return;
       } catch (error) {
-        if (error instanceof JetStreamApiError && error.status === 404) throw new BusUnavailableError(`stream ${def.name} is not created yet (the API creates it)`);
+        if (error instanceof JetStreamApiError && error.status === 404)
+          throw new BusUnavailableError(`stream ${def.name} is not created yet (the API creates it)`);
         throw error;
       }
     }
@@ -510,7 +532,16 @@ export class Bus {
         const messages = await consumer.consume({ expires: CONSUMER_EXPIRES_MS });
         return { messages, pending: info.num_pending };
       };
-      return this.supervise(stream, 'ordered', openOrdered, (m) => {
+      return this.supervise(stream, 'ordered', openOrdered, async (m) => {
+        const from = spec.filterSubject === '>' ? gapStart(lastSeq, m.seq, spec.from) : undefined;
+        if (from !== undefined) {
+          const missed = await this.firstStored(stream, spec.filterSubject, from);
+          if (missed !== undefined && missed < m.seq) {
+            busMetrics.orderedGaps.inc({ stream });
+            this.logger.warn(`ordered consumer on ${stream} (${spec.filterSubject}) delivered ${m.seq} but never ${missed}; opening it again at ${missed}`);
+            return REOPEN;
+          }
+        }
         lastSeq = Math.max(lastSeq, m.seq);
         return onMessage(m);
       });
@@ -547,6 +578,18 @@ export class Bus {
     return this.supervise(stream, durable, openDurable, onMessage);
   }
 
+  /** The sequence of the first message at or after `seq` on `filter`, or undefined when there is none (or the stream cannot say). */
+  private async firstStored(stream: string, filter: string, seq: number): Promise<number | undefined> {
+    try {
+      // STREAM.MSG.GET takes `next_by_subj` since nats-server 2.9; nats.js types it only for direct gets.
+      const stored = await this.jsm.streams.getMessage(stream, { seq, next_by_subj: filter } as unknown as MsgRequest);
+      return stored?.seq;
+    } catch (error) {
+      this.logger.debug(`reading ${stream} at ${seq} on ${filter}: ${String(error)}`);
+      return undefined;
+    }
+  }
+
   /**
    * Runs a consumer and keeps it alive, as a ListWatch keeps its watch: when the connection
    * comes back, when two idle heartbeats are missed, or when the server says the consumer
@@ -554,7 +597,12 @@ export class Bus {
    * back-off while JetStream recovers). nats.js would recover on its own only after its
    * 30 s back-off.
    */
-  private async supervise(stream: string, consumerName: string, open: (first: boolean) => Promise<Opened>, onMessage: RawHandler): Promise<Subscription> {
+  private async supervise(
+    stream: string,
+    consumerName: string,
+    open: (first: boolean) => Promise<Opened>,
+    onMessage: (m: JsMsg) => Promise<void | typeof REOPEN>,
+  ): Promise<Subscription> {
     let markCaughtUp: () => void = () => undefined;
     const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
     let stopped = false;
@@ -564,9 +612,9 @@ export class Bus {
     let reopening: Promise<void> | undefined;
     let wake: () => void = () => undefined;
 
-    const handleOne = async (m: JsMsg): Promise<void> => {
+    const handleOne = async (m: JsMsg): Promise<void | typeof REOPEN> => {
       consumerLag.set({ stream, consumer: consumerName }, m.info.pending);
-      await onMessage(m);
+      return onMessage(m);
     };
 
     /** Closes the current consumer and opens it again until that works or the subscription stops. */
@@ -612,7 +660,10 @@ export class Bus {
         const messages = current.messages;
         try {
           for await (const m of messages) {
-            await handleOne(m);
+            if ((await handleOne(m)) === REOPEN) {
+              reopen('it skipped stored messages');
+              break;
+            }
             if (m.info.pending === 0) markCaughtUp();
           }
         } catch (error) {

@@ -30,8 +30,15 @@ export const busMetrics = {
     'consumer',
   ]),
   consumerRecreated: counter('jetlet_bus_consumers_recreated_total', 'Durable consumers created again after they disappeared', ['stream', 'consumer']),
+  orderedGaps: counter(
+    'jetlet_bus_ordered_consumer_gaps_total',
+    'Times an ordered consumer delivered past stored messages it never delivered, and was opened again at the first of them',
+    ['stream'],
+  ),
   handlerErrors: counter('jetlet_bus_handler_errors_total', 'Messages whose handler failed and were redelivered', ['stream', 'consumer']),
-  permissionViolations: counter('jetlet_bus_permission_violations_total', 'Publishes and subscriptions the NATS server refused for this identity', ['operation']),
+  permissionViolations: counter('jetlet_bus_permission_violations_total', 'Publishes and subscriptions the NATS server refused for this identity', [
+    'operation',
+  ]),
   outboxPending: gauge('jetlet_bus_outbox_pending', 'Messages waiting in the outbox for the bus to answer', []),
   outboxDropped: counter(
     'jetlet_bus_outbox_dropped_total',
