@@ -233,12 +233,14 @@ describe('kubectl writes', () => {
 
     const unsupported = await kubectl.run(
       ['create', '--validate=false', '-f', '-'],
-      typo.replace('"imagee":"x"', '"stdin":true').replace('"spec":{', '"spec":{"schedulerName":"other",'),
+      typo
+        .replace('"imagee":"x"', '"resizePolicy":[{"resourceName":"cpu","restartPolicy":"NotRequired"}]')
+        .replace('"spec":{', '"spec":{"schedulerName":"other",'),
     );
     assert.notEqual(unsupported.code, 0);
     assert.match(
       unsupported.stderr,
-      /The Pod "typo" is invalid: \n\* spec\.containers\[0\]\.stdin: field is not supported by jetlet\n\* spec\.schedulerName: Unsupported value: "other"/,
+      /The Pod "typo" is invalid: \n\* spec\.containers\[0\]\.resizePolicy: field is not supported by jetlet\n\* spec\.schedulerName: Unsupported value: "other"/,
     );
     const { status } = await cluster.request('GET', '/api/v1/namespaces/default/pods/typo');
     assert.equal(status, 404);
@@ -385,8 +387,9 @@ describe('kubectl writes', () => {
     );
     assert.equal(status, 404);
     assert.deepEqual(body.details, { name: 'nope', kind: 'pods' });
-    const debug = await kubectl.run(['debug', 'web', `--image=${IMAGE}`]);
-    assert.notEqual(debug.code, 0);
+    // kubectl debug reads such details; it now finds the ephemeralcontainers subresource and adds its container.
+    const debug = await kubectl.run(['debug', 'web', `--image=${IMAGE}`, '--image-pull-policy=Never', '--', 'true']);
+    assert.equal(debug.code, 0, debug.stderr);
     assert.doesNotMatch(debug.stderr, /panic/);
   });
 
