@@ -35,7 +35,11 @@ describe('the agent: imagePullSecrets', () => {
     await cluster.startAgent(node, { SECRET_ENCRYPTION_KEY: key });
     const auth = b64(`${USER.username}:${USER.password}`);
     const secrets = [
-      { metadata: { name: 'regcred' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': b64(JSON.stringify({ auths: { [registry.host]: { auth } } })) } },
+      {
+        metadata: { name: 'regcred' },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: { '.dockerconfigjson': b64(JSON.stringify({ auths: { [registry.host]: { auth } } })) },
+      },
       { metadata: { name: 'legacy' }, type: 'kubernetes.io/dockercfg', data: { '.dockercfg': b64(JSON.stringify({ [`http://${registry.host}`]: { auth } })) } },
     ];
     for (const secret of secrets) {
@@ -53,17 +57,29 @@ describe('the agent: imagePullSecrets', () => {
 
   const waiting = (p: Pod): { reason?: string; message?: string } | undefined => p.status.containerStatuses?.find((s) => s.name === 'main')?.state.waiting;
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
-    (await cluster.request<{ items: Array<{ reason: string; message: string; type: string }> }>('GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${name}`)).body
-      .items;
+    (
+      await cluster.request<{ items: Array<{ reason: string; message: string; type: string }> }>(
+        'GET',
+        `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${name}`,
+      )
+    ).body.items;
 
-  it('shows ErrImagePull with the registry\'s refusal for a pod without the secret', { timeout: 120_000 }, async (t) => {
+  it("shows ErrImagePull with the registry's refusal for a pod without the secret", { timeout: 120_000 }, async (t) => {
     assert.notEqual((await cluster.dockerCli('image', 'inspect', image)).code, 0, 'the image is not in the engine before a pod needs it');
     const statuses = await cluster.watchPodStatuses(node);
     t.after(() => statuses.close());
     const created = await cluster.createPod('default', pod('no-secret', node, image, []));
     const reported = (): Array<{ reason?: string; message?: string }> =>
-      statuses.reports.filter((r) => r.uid === created.metadata.uid).map((r) => r.status.containerStatuses?.find((s) => s.name === 'main')?.state.waiting ?? {});
-    await cluster.waitForPod('default', 'no-secret', 'to back off pulling', (p) => waiting(p)?.reason === 'ImagePullBackOff' && reported().some((w) => w.reason === 'ErrImagePull'), 90_000);
+      statuses.reports
+        .filter((r) => r.uid === created.metadata.uid)
+        .map((r) => r.status.containerStatuses?.find((s) => s.name === 'main')?.state.waiting ?? {});
+    await cluster.waitForPod(
+      'default',
+      'no-secret',
+      'to back off pulling',
+      (p) => waiting(p)?.reason === 'ImagePullBackOff' && reported().some((w) => w.reason === 'ErrImagePull'),
+      90_000,
+    );
     const refused = reported().find((w) => w.reason === 'ErrImagePull');
     assert.match(refused?.message ?? '', /no basic auth credentials|unauthorized|authentication required/, `the registry's refusal: ${refused?.message}`);
     assert.ok(
@@ -83,14 +99,20 @@ describe('the agent: imagePullSecrets', () => {
     const warning = recorded.find((e) => e.reason === 'FailedToRetrieveImagePullSecret');
     assert.equal(warning?.type, 'Warning', JSON.stringify(recorded));
     assert.equal(warning?.message, 'Unable to retrieve some image pull secrets (absent); attempting to pull the image may not succeed.');
-    assert.ok(recorded.some((e) => e.reason === 'Pulled' && /Successfully pulled image/.test(e.message)), JSON.stringify(recorded));
+    assert.ok(
+      recorded.some((e) => e.reason === 'Pulled' && /Successfully pulled image/.test(e.message)),
+      JSON.stringify(recorded),
+    );
   });
 
   it('pulls with a legacy dockercfg secret (pull policy Always goes to the registry again)', { timeout: 120_000 }, async () => {
     const before = registry.logLines(/"(GET|HEAD) \/v2\/jetlet-test\/private\/manifests\/1.*" 200 /).length;
     await cluster.createPod('default', pod('legacy-secret', node, image, ['legacy'], 'Always'));
     await cluster.waitForRunning('default', 'legacy-secret', 90_000);
-    assert.ok(registry.logLines(/"(GET|HEAD) \/v2\/jetlet-test\/private\/manifests\/1.*" 200 /).length > before, `the registry served the manifest:\n${registry.tail()}`);
+    assert.ok(
+      registry.logLines(/"(GET|HEAD) \/v2\/jetlet-test\/private\/manifests\/1.*" 200 /).length > before,
+      `the registry served the manifest:\n${registry.tail()}`,
+    );
   });
 
   it('keeps the password out of every log line, event and the timeline', { timeout: 60_000 }, async () => {

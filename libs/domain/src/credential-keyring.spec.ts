@@ -46,15 +46,31 @@ describe('CredentialKeyring', () => {
       sut.lookup('registry.example/team/app:1').map((c) => c.username),
       ['team', 'host'],
     );
-    assert.deepEqual(sut.lookup('registry.example/other/app').map((c) => c.username), ['host']);
-    assert.deepEqual(sut.lookup('eu.corp.example/app').map((c) => c.username), ['glob']);
-    assert.deepEqual(sut.lookup('a.eu.corp.example/app').map((c) => c.username), [], 'a glob matches one label');
+    assert.deepEqual(
+      sut.lookup('registry.example/other/app').map((c) => c.username),
+      ['host'],
+    );
+    assert.deepEqual(
+      sut.lookup('eu.corp.example/app').map((c) => c.username),
+      ['glob'],
+    );
+    assert.deepEqual(
+      sut.lookup('a.eu.corp.example/app').map((c) => c.username),
+      [],
+      'a glob matches one label',
+    );
   });
 
   it('reads Docker Hub under the locations the docker CLI writes', () => {
     const sut = CredentialKeyring.fromSecrets([configJson('hub', { 'https://index.docker.io/v1/': { username: 'u', password: 'p' } })]);
-    assert.deepEqual(sut.lookup('busybox:1.35').map((c) => c.username), ['u']);
-    assert.deepEqual(sut.lookup('docker.io/team/app').map((c) => c.username), ['u']);
+    assert.deepEqual(
+      sut.lookup('busybox:1.35').map((c) => c.username),
+      ['u'],
+    );
+    assert.deepEqual(
+      sut.lookup('docker.io/team/app').map((c) => c.username),
+      ['u'],
+    );
   });
 
   it('reads the legacy .dockercfg, keeps the secrets in order, and ignores other types and bad JSON', () => {
@@ -65,6 +81,9 @@ describe('CredentialKeyring', () => {
       { name: 'broken', type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': b64('{not json') } },
       { name: 'empty', type: 'kubernetes.io/dockerconfigjson' },
     ]);
-    assert.deepEqual(sut.lookup('127.0.0.1:5000/app').map((c) => c.username), ['old', 'new']);
+    assert.deepEqual(
+      sut.lookup('127.0.0.1:5000/app').map((c) => c.username),
+      ['old', 'new'],
+    );
   });
 });

@@ -84,7 +84,10 @@ function matches(key: string, repository: string): boolean {
 
 /** Go's filepath.Match for one host label: `*` any run, `?` one character. */
 function globMatch(pattern: string, value: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`).test(value);
 }
 
