@@ -250,4 +250,57 @@ describe('pods as the kubelet runs them: init containers, sidecars, QoS, evictio
       }
     },
   );
+
+  it(
+    'evicts a pod whose emptyDir passes its sizeLimit, and one whose writable layer passes its ephemeral-storage limit, and keeps one within',
+    { timeout: 180_000 },
+    async () => {
+      const storageNode = uniqueName('evict-storage');
+      await cluster.startAgent(storageNode, { EVICTION_HARD: '', EVICTION_MONITORING_INTERVAL_SECONDS: '1' });
+      try {
+        const pod = (name: string, script: string, extra: object): object => ({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name },
+          spec: { nodeName: storageNode, terminationGracePeriodSeconds: 2, ...extra, containers: [sh('app', `${script}; sleep 3600`)] },
+        });
+        const scratch = (sizeLimit: string): object => ({ volumes: [{ name: 'scratch', emptyDir: { sizeLimit } }] });
+        const mount = [{ name: 'scratch', mountPath: '/scratch' }];
+        const withMount = (manifest: object): object => {
+          const m = manifest as { spec: { containers: Array<Record<string, unknown>> } };
+          m.spec.containers[0]['volumeMounts'] = mount;
+          return m;
+        };
+        await cluster.createPod('default', withMount(pod('emptydir-over', 'dd if=/dev/zero of=/scratch/fill bs=1024 count=3072', scratch('1Mi'))));
+        await cluster.createPod('default', withMount(pod('emptydir-within', 'dd if=/dev/zero of=/scratch/fill bs=1024 count=512', scratch('8Mi'))));
+        const rootfs = pod('rootfs-over', 'dd if=/dev/zero of=/tmp/fill bs=1024 count=4096', {}) as { spec: { containers: Array<Record<string, unknown>> } };
+        rootfs.spec.containers[0]['resources'] = { limits: { 'ephemeral-storage': '2Mi' } };
+        await cluster.createPod('default', rootfs);
+
+        const overDir = await cluster.waitForPod('default', 'emptydir-over', 'to be evicted', (p) => p.status.reason === 'Evicted', 90_000);
+        assert.equal(overDir.status.phase, 'Failed');
+        assert.equal(overDir.status.message, 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ');
+        const overLayer = await cluster.waitForPod('default', 'rootfs-over', 'to be evicted', (p) => p.status.reason === 'Evicted', 90_000);
+        assert.equal(overLayer.status.message, 'Pod ephemeral local storage usage exceeds the total limit of containers 2Mi. ');
+        const events = (
+          await cluster.request<{ items: Array<{ reason: string; message: string }> }>(
+            'GET',
+            '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=emptydir-over',
+          )
+        ).body.items;
+        assert.ok(
+          events.some((e) => e.reason === 'Evicted' && e.message === overDir.status.message),
+          JSON.stringify(events),
+        );
+        await cluster.waitForPod('default', 'rootfs-over', 'to have its container stopped', (p) => appStatus(p, 'app')?.state.terminated !== undefined);
+
+        // Looked at every second since it started writing: the pod within its limit is still running.
+        const within = await cluster.getPod('default', 'emptydir-within');
+        assert.equal(within?.status.phase, 'Running', JSON.stringify(within?.status));
+        assert.equal(within?.status.reason, undefined);
+      } finally {
+        await cluster.stopAgentAndClean(storageNode);
+      }
+    },
+  );
 });

@@ -10,7 +10,8 @@ import { AgentMetrics } from './agent.metrics.js';
 import { AssignmentsController } from './config/assignments.controller.js';
 import { DesiredStateService } from './config/desired-state.service.js';
 import { EventRecorder } from './events/event-recorder.service.js';
-import { EVICTION_SIGNAL_READER } from './eviction/eviction.constants.js';
+import { EVICTION_SIGNAL_READER, EVICTION_STORAGE_READER } from './eviction/eviction.constants.js';
+import { EnginePodStorageReader } from './eviction/pod-storage.reader.js';
 import { EvictionManager, MachineSignalReader } from './eviction/eviction-manager.service.js';
 import { HandlerRunner } from './lifecycle/handler-runner.js';
 import { PodAdmission } from './lifecycle/pod-admission.js';
@@ -72,6 +73,11 @@ export class AgentModule {
         { provide: PlegHealth, useFactory: (metrics: AgentMetrics) => new PlegHealth(metrics), inject: [AgentMetrics] },
         DesiredStateService,
         { provide: EVICTION_SIGNAL_READER, useFactory: () => new MachineSignalReader(config.AGENT_ROOT_DIR, config.IMAGEFS_PATH) },
+        {
+          provide: EVICTION_STORAGE_READER,
+          useFactory: (runtime: ContainerRuntime) => new EnginePodStorageReader(runtime, config.NODE_NAME, config.AGENT_ROOT_DIR),
+          inject: [RUNTIME],
+        },
         EvictionManager,
         NodeService,
         StatusReporter,

@@ -58,3 +58,4 @@ export * from './security-context.js';
 export * from './authorization.js';
 export * from './pod-security.js';
 export * from './credential-keyring.js';
+export * from './local-storage-eviction.js';

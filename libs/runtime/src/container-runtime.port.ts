@@ -122,6 +122,12 @@ export interface RuntimeInfo {
   kernelVersion: string;
 }
 
+/** Bytes a container uses on the node's disk. */
+export interface ContainerDiskUsage {
+  rootfsBytes: number;
+  logBytes: number;
+}
+
 /** Registry credentials for one pull, as the engine's X-Registry-Auth header carries them. */
 export interface PullAuth {
   username?: string;
@@ -150,6 +156,12 @@ export interface ContainerRuntime {
   stopContainer(id: string, graceSeconds: number): Promise<void>;
   removeContainer(id: string): Promise<void>;
   inspectContainer(id: string): Promise<RuntimeContainer | undefined>;
+  /**
+   * What the container holds on the node's disk: its writable layer (the engine's own
+   * figure) and its log file (0 when the engine keeps it where this process cannot look).
+   * Costly for the engine: ask only for containers that have a storage limit.
+   */
+  containerDiskUsage(id: string): Promise<ContainerDiskUsage | undefined>;
   /** All containers (running or not) whose labels include every given pair. */
   listContainers(labels: Record<string, string>): Promise<RuntimeContainer[]>;
   /** Container events whose labels include every given pair, until the signal aborts. */

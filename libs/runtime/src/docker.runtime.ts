@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { Readable, type Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import Docker from 'dockerode';
@@ -16,6 +17,7 @@ import type {
   SandboxConfig,
   LogStreamOptions,
   PullAuth,
+  ContainerDiskUsage,
 } from './container-runtime.port.js';
 import { LogFrameDemuxer } from './log-frames.js';
 import { DockerProcessStream } from './docker-process-stream.js';
@@ -461,6 +463,20 @@ export class DockerRuntime implements ContainerRuntime {
   async inspectContainer(id: string): Promise<RuntimeContainer | undefined> {
     const info = await this.inspectRaw(id);
     return info === undefined ? undefined : toRuntimeContainer(info);
+  }
+
+  async containerDiskUsage(id: string): Promise<ContainerDiskUsage | undefined> {
+    let info: { SizeRw?: number; LogPath?: string };
+    try {
+      call('container_inspect');
+      // `size=1` makes the engine compute the writable layer's size; dockerode sends it as a query parameter.
+      info = await this.docker.getContainer(id).inspect({ size: true } as Docker.ContainerInspectOptions);
+    } catch (err) {
+      if (statusCodeOf(err) === 404) return undefined;
+      throw this.wrap(err, `inspect the size of container ${id}`);
+    }
+    const logBytes = info.LogPath ? await stat(info.LogPath).then((s) => s.size, () => 0) : 0;
+    return { rootfsBytes: info.SizeRw ?? 0, logBytes };
   }
 
   async listContainers(labels: Record<string, string>): Promise<RuntimeContainer[]> {

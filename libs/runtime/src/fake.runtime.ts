@@ -12,6 +12,7 @@ import type {
   RuntimeInfo,
   SandboxConfig,
   PullAuth,
+  ContainerDiskUsage,
 } from './container-runtime.port.js';
 import { RuntimeError } from './runtime.errors.js';
 import type { PullProgressSnapshot } from './pull-progress.js';
@@ -124,6 +125,14 @@ export class FakeRuntime implements ContainerRuntime {
     if (entry.ipHost !== undefined) this.ipsInUse.delete(entry.ipHost);
     this.emit(container, 'destroy');
     return Promise.resolve();
+  }
+
+  /** Disk use a test gives a container (by id); none given reads as nothing written. */
+  readonly diskUsage = new Map<string, ContainerDiskUsage>();
+
+  containerDiskUsage(id: string): Promise<ContainerDiskUsage | undefined> {
+    const entry = this.lookup(id);
+    return Promise.resolve(entry ? (this.diskUsage.get(entry.container.id) ?? { rootfsBytes: 0, logBytes: 0 }) : undefined);
   }
 
   inspectContainer(id: string): Promise<RuntimeContainer | undefined> {

@@ -4,6 +4,7 @@ import { STREAMS, SUBJECTS } from '#contracts';
 import {
   evictionMessage,
   EvictionTracker,
+  localStorageViolation,
   parseQuantity,
   parseThresholds,
   PRESSURE_TAINTS,
@@ -24,7 +25,7 @@ import { sharedFor } from '../node/node-info.js';
 import { observationsOf, pressureConditions, takeReadings, type SignalReadings } from '../node/node-conditions.js';
 import { StatsCollector } from '../stats/stats-collector.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
-import { EVICTION_SIGNAL_READER, type SignalReader } from './eviction.constants.js';
+import { EVICTION_SIGNAL_READER, EVICTION_STORAGE_READER, type PodStorageReader, type SignalReader } from './eviction.constants.js';
 
 /** Readings shared by the nodes of one process (hollow nodes), per pair of directories. */
 const machineReadings = new Map<string, () => SignalReadings>();
@@ -53,8 +54,11 @@ const isStatic = (pod: DesiredPod): boolean => {
  * The kubelet's eviction manager: every EVICTION_MONITORING_INTERVAL_SECONDS it reads the
  * eviction signals, holds the node's pressure conditions (and with them its taints), and while
  * a threshold is crossed past its grace period evicts one pod — the first in the kubelet's
- * order — which then ends Failed with reason Evicted. Image garbage collection, which the
- * kubelet tries first for disk, does not exist in jetlet; nothing is reclaimed before evicting.
+ * order — which then ends Failed with reason Evicted. Before the thresholds, on every look, it
+ * evicts at once each pod over a local-storage limit (an emptyDir's `sizeLimit`, the pod's or a
+ * container's `ephemeral-storage` limit), as the kubelet's localStorageEviction does, and then
+ * evicts nothing else that look. Image garbage collection, which the kubelet tries first for
+ * disk, does not exist in jetlet; nothing is reclaimed before evicting.
  */
 @Injectable()
 export class EvictionManager implements OnApplicationBootstrap, OnModuleDestroy {
@@ -73,6 +77,7 @@ export class EvictionManager implements OnApplicationBootstrap, OnModuleDestroy 
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(EVICTION_SIGNAL_READER) private readonly reader: SignalReader,
+    @Inject(EVICTION_STORAGE_READER) private readonly storage: PodStorageReader,
     private readonly desired: DesiredStateService,
     private readonly status: StatusReporter,
     private readonly events: EventRecorder,
@@ -139,11 +144,12 @@ export class EvictionManager implements OnApplicationBootstrap, OnModuleDestroy 
   private async look(): Promise<void> {
     this.readings = this.reader.read();
     this.decision = this.tracker.observe(observationsOf(this.readings), Date.now());
+    const active = this.desired.list().filter((p) => !p.terminating && !this.evicted.has(p.uid) && !isStatic(p) && !this.finished(p.uid));
+    if (active.length === 0) return;
+    if (await this.localStorageEviction(active)) return;
     const reclaim = this.decision.reclaim;
     if (!reclaim) return;
     const { threshold, observation } = reclaim;
-    const active = this.desired.list().filter((p) => !p.terminating && !this.evicted.has(p.uid) && !isStatic(p) && !this.finished(p.uid));
-    if (active.length === 0) return;
     const usage = threshold.signal === 'memory.available' ? await this.memoryUsage() : new Map<string, Array<{ name: string; usage: number }>>();
     const candidates: EvictionCandidate[] = active.map((p) => {
       const containers = usage.get(p.uid);
@@ -161,9 +167,7 @@ export class EvictionManager implements OnApplicationBootstrap, OnModuleDestroy 
     const max = this.config.EVICTION_MAX_POD_GRACE_PERIOD_SECONDS;
     // A hard threshold kills at once; a soft one gives the pod its grace, at most the configured maximum.
     const graceSeconds = threshold.hard ? 0 : max > 0 ? Math.min(max, podGrace) : podGrace;
-    this.evicted.set(pod.uid, { message, graceSeconds });
-    this.logger.warn(`evicting ${podRef(pod)}: ${message}`);
-    this.events.warning(pod, 'Evicted', message);
+    this.evict(pod, message, graceSeconds);
     this.bus.publishBuffered(
       SUBJECTS.nodeEvents(this.config.NODE_NAME),
       'NodeEvent',
@@ -177,6 +181,33 @@ export class EvictionManager implements OnApplicationBootstrap, OnModuleDestroy 
       { correlationId: this.config.NODE_NAME },
     );
     this.onEvict();
+  }
+
+  private evict(pod: DesiredPod, message: string, graceSeconds: number): void {
+    this.evicted.set(pod.uid, { message, graceSeconds });
+    this.logger.warn(`evicting ${podRef(pod)}: ${message}`);
+    this.events.warning(pod, 'Evicted', message);
+  }
+
+  /** The kubelet's localStorageEviction: every pod over a local-storage limit goes, with no grace. True when one did. */
+  private async localStorageEviction(active: DesiredPod[]): Promise<boolean> {
+    let usage;
+    try {
+      usage = await this.storage.read(active);
+    } catch (error) {
+      this.logger.warn(`measuring pods' local storage failed: ${(error as Error).message}`);
+      return false;
+    }
+    let evicted = false;
+    for (const pod of active) {
+      const measured = usage.get(pod.uid);
+      const violation = measured && localStorageViolation(pod.manifest.spec, measured);
+      if (!violation) continue;
+      this.evict(pod, violation.message, 0);
+      evicted = true;
+    }
+    if (evicted) this.onEvict();
+    return evicted;
   }
 
   private finished(uid: string): boolean {

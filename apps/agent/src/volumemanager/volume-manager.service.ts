@@ -39,6 +39,11 @@ const PLUGIN_DIRS: Record<VolumeSourceKind, string> = {
   projected: 'kubernetes.io~projected',
 };
 
+/** Where the agent keeps a pod's emptyDir on the node; throws PathOutsideRootError for a name that is not one path component. */
+export function emptyDirPath(rootDir: string, uid: string, name: string): string {
+  return pathUnder(rootDir, 'pods', uid, 'volumes', PLUGIN_DIRS.emptyDir, name);
+}
+
 /** Whether `path` is `root` or inside it. */
 function within(root: string, path: string): boolean {
   const rel = relative(root, path);

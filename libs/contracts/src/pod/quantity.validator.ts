@@ -5,8 +5,11 @@ import { cpuMillis, memoryBytes } from './quantity.js';
 /** A Kubernetes resource quantity: a decimal number with an optional SI, binary or exponent suffix. */
 export const QUANTITY = /^[+]?(\d+(\.\d*)?|\.\d+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?\d+)?$/;
 
-/** The resource names jetlet understands in requests and limits. */
-export const RESOURCE_NAMES = ['cpu', 'memory'] as const;
+/**
+ * The resource names jetlet understands in requests and limits. `ephemeral-storage` is bytes
+ * of the node's disk; its limit is enforced by the agent's eviction manager, not by Docker.
+ */
+export const RESOURCE_NAMES = ['cpu', 'memory', 'ephemeral-storage'] as const;
 type ResourceName = (typeof RESOURCE_NAMES)[number];
 
 /** The amount in the unit jetlet applies it in (millicores, bytes), or undefined for a value that is not a usable quantity. */
@@ -19,11 +22,11 @@ function amount(resource: ResourceName, value: unknown): number | undefined {
 
 /** Problems of one requests or limits map. */
 function quantityMapErrors(value: unknown, kind: 'requests' | 'limits', other: unknown): string[] {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return ['must map cpu and memory to quantities such as "250m" or "64Mi"'];
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return ['must map cpu, memory and ephemeral-storage to quantities such as "250m" or "64Mi"'];
   const errors: string[] = [];
   for (const [k, v] of Object.entries(value)) {
     if (!(RESOURCE_NAMES as readonly string[]).includes(k)) {
-      errors.push(`${k}: Unsupported value: supported resources: "cpu", "memory"`);
+      errors.push(`${k}: Unsupported value: supported resources: "cpu", "memory", "ephemeral-storage"`);
       continue;
     }
     const resource = k as ResourceName;
@@ -48,7 +51,7 @@ function quantityMapErrors(value: unknown, kind: 'requests' | 'limits', other: u
   return errors;
 }
 
-/** Validates `{cpu?: quantity, memory?: quantity}` of requests or limits, naming the bad key in the message. */
+/** Validates `{cpu?, memory?, ephemeral-storage?: quantity}` of requests or limits, naming the bad key in the message. */
 export function IsQuantityMap(options?: ValidationOptions): PropertyDecorator {
   return (target: object, propertyName: string | symbol) => {
     const kind = propertyName === 'requests' ? 'requests' : 'limits';
