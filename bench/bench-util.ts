@@ -78,7 +78,7 @@ export async function spawnAgent(
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, [join(ROOT, 'dist/apps/agent/src/main.js')], {
     cwd: ROOT,
-    env: { ...process.env, NO_COLOR: '1', NATS_URL: natsUrl, NODE_NAME: node, AGENT_PORT: String(port), ...env },
+    env: { ...process.env, NO_COLOR: '1', NATS_URL: natsUrl, NODE_NAME: node, AGENT_PORT: String(port), IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return { process: new ManagedProcess(`agent ${node}`, child), url: `http://127.0.0.1:${port}`, spawnedAt };

@@ -173,6 +173,8 @@ export class Cluster {
       ...this.natsEnv({ kind: 'node', node }),
       AGENT_PORT: String(port),
       AGENT_ROOT_DIR: rootDir,
+      // The suite shares its engine and its loaded test images: no agent of it collects images.
+      IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100',
       ...FAST,
       ...env,
     });

@@ -134,6 +134,32 @@ export class AgentConfig extends BusConfig {
   @Min(0.1)
   EVICTION_MONITORING_INTERVAL_SECONDS: number = 10;
 
+  /**
+   * Image filesystem usage (percent) at or above which unused images are removed, least recently
+   * used first (--image-gc-high-threshold); 100 turns image garbage collection off, also before
+   * a disk eviction.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  IMAGE_GC_HIGH_THRESHOLD_PERCENT: number = 85;
+
+  /** Usage image garbage collection brings the image filesystem down to (--image-gc-low-threshold). */
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  IMAGE_GC_LOW_THRESHOLD_PERCENT: number = 80;
+
+  /** An image first seen less than this ago is never collected (--minimum-image-ttl-duration). */
+  @IsNumber()
+  @Min(0)
+  IMAGE_MINIMUM_GC_AGE_SECONDS: number = 120;
+
+  /** How often image garbage collection looks (the kubelet's ImageGCPeriod). */
+  @IsNumber()
+  @Min(1)
+  IMAGE_GC_PERIOD_SECONDS: number = 300;
+
   /** The file system of the runtime's images and writable layers, read for imagefs.available (Docker's root dir). */
   @IsString()
   IMAGEFS_PATH: string = '/var/lib/docker';

@@ -12,6 +12,7 @@ import { DesiredStateService } from './config/desired-state.service.js';
 import { EventRecorder } from './events/event-recorder.service.js';
 import { EVICTION_SIGNAL_READER, EVICTION_STORAGE_READER } from './eviction/eviction.constants.js';
 import { EnginePodStorageReader } from './eviction/pod-storage.reader.js';
+import { ImageGcManager } from './images/image-gc-manager.service.js';
 import { EvictionManager, MachineSignalReader } from './eviction/eviction-manager.service.js';
 import { HandlerRunner } from './lifecycle/handler-runner.js';
 import { PodAdmission } from './lifecycle/pod-admission.js';
@@ -78,6 +79,7 @@ export class AgentModule {
           useFactory: (runtime: ContainerRuntime) => new EnginePodStorageReader(runtime, config.NODE_NAME, config.AGENT_ROOT_DIR),
           inject: [RUNTIME],
         },
+        ImageGcManager,
         EvictionManager,
         NodeService,
         StatusReporter,

@@ -59,3 +59,4 @@ export * from './authorization.js';
 export * from './pod-security.js';
 export * from './credential-keyring.js';
 export * from './local-storage-eviction.js';
+export * from './image-gc.js';

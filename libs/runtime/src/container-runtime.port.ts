@@ -140,6 +140,12 @@ export interface PullAuth {
 export interface ContainerRuntime {
   info(): Promise<RuntimeInfo>;
   imagePresent(image: string): Promise<boolean>;
+  /** Every image the engine holds, by id, with its size in bytes (for image garbage collection). */
+  listImages(): Promise<Array<{ id: string; size: number; tags: string[] }>>;
+  /** The image id a reference resolves to; undefined when the engine does not have it. */
+  imageId(image: string): Promise<string | undefined>;
+  /** Removes an image by id, never by force: an image a container uses stays, and that is an error. */
+  removeImage(id: string): Promise<void>;
   /** The image's USER (`uid`, `uid:gid`, `name`...; '' when it sets none), for runAsNonRoot. */
   imageUser(image: string): Promise<string>;
   /**

@@ -312,6 +312,36 @@ export class DockerRuntime implements ContainerRuntime {
     }
   }
 
+  async listImages(): Promise<Array<{ id: string; size: number; tags: string[] }>> {
+    try {
+      call('image_list');
+      const images = await this.docker.listImages({ all: false });
+      return images.map((i) => ({ id: i.Id, size: i.Size, tags: (i.RepoTags ?? []).filter((t) => t !== '<none>:<none>') }));
+    } catch (err) {
+      throw this.wrap(err, 'list images');
+    }
+  }
+
+  async imageId(image: string): Promise<string | undefined> {
+    try {
+      call('image_inspect');
+      return (await this.docker.getImage(image).inspect()).Id;
+    } catch (err) {
+      if (statusCodeOf(err) === 404) return undefined;
+      throw this.wrap(err, `inspect image ${image}`);
+    }
+  }
+
+  async removeImage(id: string): Promise<void> {
+    try {
+      call('image_remove');
+      await this.docker.getImage(id).remove({ force: false, noprune: false });
+    } catch (err) {
+      if (statusCodeOf(err) === 404) return;
+      throw this.wrap(err, `remove image ${id}`);
+    }
+  }
+
   async imageUser(image: string): Promise<string> {
     try {
       call('image_inspect');

@@ -80,6 +80,19 @@ export class FakeRuntime implements ContainerRuntime {
     return Promise.resolve(true);
   }
 
+  /** A fake node holds no images of its own: nothing to list, resolve or collect. */
+  listImages(): Promise<Array<{ id: string; size: number; tags: string[] }>> {
+    return Promise.resolve([]);
+  }
+
+  imageId(_image: string): Promise<string | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  removeImage(_id: string): Promise<void> {
+    return Promise.resolve();
+  }
+
   /** Every fake image runs as root, as images without a USER do. */
   imageUser(_image: string): Promise<string> {
     return Promise.resolve('');

@@ -23,6 +23,7 @@ import { DesiredStateService } from '../config/desired-state.service.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
 import { sharedFor } from '../node/node-info.js';
 import { observationsOf, pressureConditions, takeReadings, type SignalReadings } from '../node/node-conditions.js';
+import { ImageGcManager } from '../images/image-gc-manager.service.js';
 import { StatsCollector } from '../stats/stats-collector.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
 import { EVICTION_SIGNAL_READER, EVICTION_STORAGE_READER, type PodStorageReader, type SignalReader } from './eviction.constants.js';
@@ -44,6 +45,9 @@ export class MachineSignalReader implements SignalReader {
   }
 }
 
+/** The signals image garbage collection can relieve. */
+const DISK_SIGNALS = new Set(['nodefs.available', 'nodefs.inodesFree', 'imagefs.available']);
+
 /** A static pod is critical to the kubelet and never evicted. */
 const isStatic = (pod: DesiredPod): boolean => {
   const source = pod.manifest.metadata.annotations?.['kubernetes.io/config.source'];
@@ -57,8 +61,8 @@ const isStatic = (pod: DesiredPod): boolean => {
  * order — which then ends Failed with reason Evicted. Before the thresholds, on every look, it
  * evicts at once each pod over a local-storage limit (an emptyDir's `sizeLimit`, the pod's or a
  * container's `ephemeral-storage` limit), as the kubelet's localStorageEviction does, and then
- * evicts nothing else that look. Image garbage collection, which the kubelet tries first for
- * disk, does not exist in jetlet; nothing is reclaimed before evicting.
+ * evicts nothing else that look. For a disk threshold, unused images are removed first (when
+ * image garbage collection is on), and no pod goes if that was enough.
  */
 @Injectable()
 export class EvictionManager implements OnApplicationBootstrap, OnModuleDestroy {
@@ -82,6 +86,7 @@ export class EvictionManager implements OnApplicationBootstrap, OnModuleDestroy 
     private readonly status: StatusReporter,
     private readonly events: EventRecorder,
     private readonly stats: StatsCollector,
+    private readonly images: ImageGcManager,
   ) {
     const thresholds = [...parseThresholds(config.EVICTION_HARD, true), ...parseThresholds(config.EVICTION_SOFT, false, config.EVICTION_SOFT_GRACE_PERIOD)];
     this.tracker = new EvictionTracker(thresholds, config.EVICTION_PRESSURE_TRANSITION_PERIOD_SECONDS * 1000);
@@ -147,8 +152,22 @@ export class EvictionManager implements OnApplicationBootstrap, OnModuleDestroy 
     const active = this.desired.list().filter((p) => !p.terminating && !this.evicted.has(p.uid) && !isStatic(p) && !this.finished(p.uid));
     if (active.length === 0) return;
     if (await this.localStorageEviction(active)) return;
-    const reclaim = this.decision.reclaim;
+    let reclaim = this.decision.reclaim;
     if (!reclaim) return;
+    if (DISK_SIGNALS.has(reclaim.threshold.signal) && this.images.enabled) {
+      // The kubelet reclaims node-level resources first: unused images go, and if that is
+      // enough, no pod is evicted.
+      const freed = await this.images.deleteUnusedImages().catch((error: Error) => {
+        this.logger.warn(`removing unused images before evicting failed: ${error.message}`);
+        return { removed: [], freedBytes: 0 };
+      });
+      if (freed.removed.length > 0) {
+        this.readings = this.reader.read();
+        this.decision = this.tracker.observe(observationsOf(this.readings), Date.now());
+        reclaim = this.decision.reclaim;
+        if (!reclaim) return;
+      }
+    }
     const { threshold, observation } = reclaim;
     const usage = threshold.signal === 'memory.available' ? await this.memoryUsage() : new Map<string, Array<{ name: string; usage: number }>>();
     const candidates: EvictionCandidate[] = active.map((p) => {

@@ -7,6 +7,7 @@ import { AgentConfig } from '../agent.config.js';
 import type { DesiredStateService } from '../config/desired-state.service.js';
 import type { EventRecorder } from '../events/event-recorder.service.js';
 import type { StatsCollector } from '../stats/stats-collector.service.js';
+import type { ImageGcManager } from '../images/image-gc-manager.service.js';
 import type { SignalReadings } from '../node/node-conditions.js';
 import type { StatusReporter } from '../status/status-reporter.service.js';
 import { EvictionManager } from './eviction-manager.service.js';
@@ -57,7 +58,8 @@ describe('EvictionManager: local storage limits', () => {
       warning: (p: DesiredPod, reason: string, message: string) => warnings.push({ name: p.name, reason, message }),
     } as unknown as EventRecorder;
     const stats = { summary: () => Promise.resolve({ pods: [] }) } as unknown as StatsCollector;
-    sut = new EvictionManager(config, bus, { read: () => ({}) as SignalReadings }, storage, desired, status, events, stats);
+    const images = { enabled: false } as unknown as ImageGcManager;
+    sut = new EvictionManager(config, bus, { read: () => ({}) as SignalReadings }, storage, desired, status, events, stats, images);
     sut.onEviction(() => (evictions += 1));
     sut.onApplicationBootstrap();
   });
