@@ -241,7 +241,7 @@ describe('PodManifest', () => {
     ]);
   });
 
-  it('rejects resources other than cpu and memory', () => {
+  it('rejects resources other than cpu, memory and ephemeral-storage', () => {
     const manifest = realisticManifest();
     const spec = manifest.spec as { containers: Array<Record<string, unknown>> };
     spec.containers[0].resources = { limits: { 'nvidia.com/gpu': '1' } };
@@ -251,6 +251,21 @@ describe('PodManifest', () => {
     assert.deepEqual(
       causes.map((c) => c.field),
       ['spec.containers[0].resources.limits'],
+    );
+    assert.match(causes[0]?.message ?? '', /supported resources: "cpu", "memory", "ephemeral-storage"/);
+  });
+
+  it('accepts ephemeral-storage requests and limits, and refuses a request above its limit', () => {
+    const manifest = realisticManifest();
+    const spec = manifest.spec as { containers: Array<Record<string, unknown>> };
+    spec.containers[0].resources = { requests: { 'ephemeral-storage': '1Gi' }, limits: { 'ephemeral-storage': '2Gi' } };
+    const parsed = parseContract(PodManifest, manifest);
+    assert.equal(parsed.spec.containers[0]?.resources?.limits?.['ephemeral-storage'], '2Gi');
+
+    spec.containers[0].resources = { requests: { 'ephemeral-storage': '3Gi' }, limits: { 'ephemeral-storage': '2Gi' } };
+    assert.deepEqual(
+      causesOf(manifest).map((c) => c.field),
+      ['spec.containers[0].resources.requests'],
     );
   });
 
