@@ -7,6 +7,8 @@
 # The API is secured: HTTPS on API_PORT with a token file and an admin token made in
 # $JETLET_STATE/auth, and $JETLET_STATE/kubeconfig for kubectl and jetctl. LAB_INSECURE=1 starts
 # it unsecured on plain HTTP instead (anyone on this machine is cluster-admin).
+# NATS is secured too: one nkey identity per component and per node, with the permissions
+# `jetctl nats-config` generates ($JETLET_STATE/nats-auth). JETLET_INSECURE_NATS=1 runs it open.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export JETLET_STATE="${JETLET_STATE:-$PWD/.jetlet/lab}"
@@ -43,20 +45,30 @@ up() {
   build
   ensure_docker
   ensure_images
+  local nauth="$JETLET_STATE/nats-auth"
+  local seed_api=() seed_scheduler=() seed_agent=()
+  if [ "${JETLET_INSECURE_NATS:-}" = 1 ]; then
+    log "JETLET_INSECURE_NATS=1: NATS runs WITHOUT identities; anyone on this machine can write any fact and read every reply"
+    nauth=
+  else
+    seed_agent=(NATS_NKEY_SEED_FILE="$(ensure_nats_auth "$nauth" "$NODE_NAME" | awk -F'\t' -v id="node:$NODE_NAME" '$1 == id { print $3 }')")
+    seed_api=(NATS_NKEY_SEED_FILE="$nauth/api.nk")
+    seed_scheduler=(NATS_NKEY_SEED_FILE="$nauth/scheduler.nk")
+  fi
   if [ -z "${NATS_URL:-}" ]; then
-    ensure_nats "$NATS_PORT" "$JETLET_STATE/nats-data"
+    ensure_nats "$NATS_PORT" "$JETLET_STATE/nats-data" "$nauth"
     NATS_URL="nats://127.0.0.1:$NATS_PORT"
   fi
   local server curl_auth=()
   if [ "${LAB_INSECURE:-}" = 1 ]; then
     log "LAB_INSECURE=1: the API runs WITHOUT authentication; anyone on this machine is cluster-admin"
     server="http://127.0.0.1:$API_PORT"
-    start_app api NATS_URL="$NATS_URL" API_PORT="$API_PORT" API_INSECURE=true
+    start_app api NATS_URL="$NATS_URL" "${seed_api[@]}" API_PORT="$API_PORT" API_INSECURE=true
     node dist/apps/cli/src/main.js kubeconfig --server "$server" >"$JETLET_STATE/kubeconfig"
   else
     ensure_api_auth "$JETLET_STATE/auth"
     server="https://127.0.0.1:$API_PORT"
-    start_app api NATS_URL="$NATS_URL" API_PORT="$API_PORT" API_TOKEN_AUTH_FILE="$JETLET_STATE/auth/tokens.csv" \
+    start_app api NATS_URL="$NATS_URL" "${seed_api[@]}" API_PORT="$API_PORT" API_TOKEN_AUTH_FILE="$JETLET_STATE/auth/tokens.csv" \
       API_AUTHORIZATION_FILE="$JETLET_STATE/auth/rbac.yaml" API_TLS_CERT_FILE="$JETLET_STATE/auth/tls.crt" API_TLS_PRIVATE_KEY_FILE="$JETLET_STATE/auth/tls.key" \
       API_CLIENT_CA_FILE="$JETLET_STATE/auth/client-ca.crt"
     node dist/apps/cli/src/main.js kubeconfig --server "$server" --token "$(admin_token "$JETLET_STATE/auth")" \
@@ -64,8 +76,8 @@ up() {
     chmod 600 "$JETLET_STATE/kubeconfig"
     curl_auth=(--cacert "$JETLET_STATE/auth/tls.crt" -H "Authorization: Bearer $(admin_token "$JETLET_STATE/auth")")
   fi
-  start_app scheduler NATS_URL="$NATS_URL"
-  start_app agent NATS_URL="$NATS_URL" NODE_NAME="$NODE_NAME" AGENT_ROOT_DIR="$JETLET_STATE/agent"
+  start_app scheduler NATS_URL="$NATS_URL" "${seed_scheduler[@]}"
+  start_app agent NATS_URL="$NATS_URL" "${seed_agent[@]}" NODE_NAME="$NODE_NAME" AGENT_ROOT_DIR="$JETLET_STATE/agent"
   wait_http "$server/version" "the API" "${curl_auth[@]}"
   for _ in $(seq 1 100); do
     curl -fsS "${curl_auth[@]}" "$server/api/v1/nodes/$NODE_NAME" 2>/dev/null | grep -q '"KubeletReady"' && break
@@ -76,6 +88,7 @@ jetlet lab is up: node $NODE_NAME, API $server, NATS $NATS_URL
   logs:   $JETLET_STATE/{api,scheduler,agent}.log
   try:    export KUBECONFIG=$JETLET_STATE/kubeconfig; kubectl get nodes; node dist/apps/cli/src/main.js get nodes
   tokens: $JETLET_STATE/auth/tokens.csv (token,user,uid,"groups"), bindings: $JETLET_STATE/auth/rbac.yaml
+  NATS:   identities in ${nauth:-(none: JETLET_INSECURE_NATS=1)}; jetctl reads the streams with NATS_NKEY_SEED_FILE=$nauth/jetctl.nk
   stop:   npm run lab:down
 MSG
 }

@@ -62,13 +62,23 @@ ensure_docker() {
   return 1
 }
 
-# ensure_nats PORT DATA_DIR: a JetStream-enabled server on 127.0.0.1:PORT, unless one answers there.
+# ensure_nats PORT DATA_DIR [AUTH_DIR]: a JetStream-enabled server on 127.0.0.1:PORT, unless one
+# answers there; with AUTH_DIR (from `jetctl nats-config`), it accepts only those identities.
 ensure_nats() {
-  local port="$1" dir="$2"
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+  local port="$1" dir="$2" auth="${3:-}" args
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    [ -z "$auth" ] || log "a NATS server already answers on 127.0.0.1:$port; it keeps its own authorization (stop it to run secured)"
+    return 0
+  fi
   mkdir -p "$dir"
-  log "starting nats-server on 127.0.0.1:$port"
-  nats-server -js -sd "$dir" -a 127.0.0.1 -p "$port" >"$JETLET_STATE/nats-$port.log" 2>&1 &
+  args=(-js -sd "$dir" -a 127.0.0.1 -p "$port")
+  if [ -n "$auth" ]; then
+    # Included relative to the including file, so the server's file sits beside auth.conf.
+    printf 'include "auth.conf"\n' >"$auth/server.conf"
+    args+=(-c "$auth/server.conf")
+  fi
+  log "starting nats-server on 127.0.0.1:$port${auth:+ with the identities of $auth}"
+  nats-server "${args[@]}" >"$JETLET_STATE/nats-$port.log" 2>&1 &
   echo $! >"$JETLET_STATE/nats-$port.pid"
   for _ in $(seq 1 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
@@ -164,6 +174,14 @@ ensure_api_auth() {
       -addext basicConstraints=critical,CA:FALSE -keyout "$dir/admin.key" -out "$dir/admin.crt" 2>/dev/null
     chmod 600 "$dir/client-ca.key" "$dir/admin.key"
   fi
+}
+
+# ensure_nats_auth DIR NODE...: the NATS server's auth.conf and each component's and node's nkey
+# seed (`jetctl nats-config`; existing seeds are kept). Prints identity, public key, seed file per line.
+ensure_nats_auth() {
+  local dir="$1"; shift
+  local IFS=,
+  node dist/apps/cli/src/main.js nats-config --nodes "$*" --out "$dir" | grep -v '^include '
 }
 
 # admin_token DIR: the admin token of ensure_api_auth's token file.
