@@ -227,6 +227,8 @@ export class Bus {
           ...auth,
         });
         const jsm = await jetstreamManager(nc);
+        if (options.credentials?.seedFile && !nc.info?.auth_required)
+          logger.warn(`the NATS server at ${options.servers} checks no identities: anyone who reaches it can write as this component`);
         if (attempt > 1) logger.log(`connected to ${options.servers} after ${attempt} attempts`);
         const bus = new Bus(nc, jetstream(nc), jsm, options.source, options);
         void bus.watchConnection();

@@ -8,10 +8,15 @@ export interface BusCredentials {
   seedFile?: string;
 }
 
+let warnedAnonymous = false;
+
 /** The connection options that authenticate as `credentials` and keep replies in its own inboxes. */
 export function credentialOptions(credentials: BusCredentials | undefined, logger: { warn(message: string): void }): { authenticator?: ReturnType<typeof nkeyAuthenticator>; inboxPrefix?: string } {
   if (!credentials) return {};
   if (!credentials.seedFile) {
+    // Once per process: a process of hollow nodes opens hundreds of connections.
+    if (warnedAnonymous) return {};
+    warnedAnonymous = true;
     logger.warn(
       `running WITHOUT NATS credentials as ${identityName(credentials.identity)} (NATS_NKEY_SEED_FILE unset): ` +
         'anyone who reaches this NATS server can write as this component. Run `jetctl nats-config` and set NATS_NKEY_SEED_FILE.',
