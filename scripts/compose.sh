@@ -159,6 +159,10 @@ case "${1:-up}" in
     build_image
     # The API is secured: a token file with an admin token and a certificate, mounted into it.
     ensure_api_auth "$JETLET_STATE/auth"
+    # So is NATS: an identity per component and per node, the servers' permissions generated.
+    ensure_lab_nats_auth "$JETLET_STATE/nats-auth" $(seq -f 'node-%g' 1 "${LAB_NODES:-3}")
+    # Servers already running read a new node's identity on SIGHUP.
+    docker-compose kill -s HUP nats-1 nats-2 nats-3 >/dev/null 2>&1 || true
     if [ "${LAB_INSECURE:-}" = 1 ]; then
       log "LAB_INSECURE=1: the API runs WITHOUT authentication; anyone on this machine is cluster-admin"
       export LAB_INSECURE_API=true

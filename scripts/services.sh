@@ -184,5 +184,18 @@ ensure_nats_auth() {
   node dist/apps/cli/src/main.js nats-config --nodes "$*" --out "$dir" | grep -v '^include '
 }
 
+# ensure_lab_nats_auth DIR NODE...: ensure_nats_auth, and DIR/server.conf for the servers: it
+# includes auth.conf, unless JETLET_INSECURE_NATS=1 (then the servers take anyone).
+ensure_lab_nats_auth() {
+  local dir="$1"
+  ensure_nats_auth "$@" >/dev/null
+  if [ "${JETLET_INSECURE_NATS:-}" = 1 ]; then
+    log "JETLET_INSECURE_NATS=1: NATS runs WITHOUT identities; anyone who reaches it can write any fact and read every reply"
+    printf '# JETLET_INSECURE_NATS=1: no authorization\n' >"$dir/server.conf"
+  else
+    printf 'include "auth.conf"\n' >"$dir/server.conf"
+  fi
+}
+
 # admin_token DIR: the admin token of ensure_api_auth's token file.
 admin_token() { sed -n 's/^\([^,]*\),admin,.*/\1/p' "$1/tokens.csv" | head -1; }

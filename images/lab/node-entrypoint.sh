@@ -11,6 +11,9 @@ if [ -z "${NODE_NAME:-}" ]; then
   NODE_NAME="${NODE_NAME:-$(hostname)}"
 fi
 export NODE_NAME
+# This node's NATS identity, when the lab has one for it (scripts/compose.sh, jetctl nats-config).
+seed="/nats-auth/node-$(echo "$NODE_NAME" | tr . _).nk"
+if [ -z "${NATS_NKEY_SEED_FILE:-}" ] && [ -f "$seed" ]; then export NATS_NKEY_SEED_FILE="$seed"; fi
 number=$(echo "$NODE_NAME" | sed -n 's/^.*-\([0-9][0-9]*\)$/\1/p')
 [ -n "$number" ] && [ "$number" -le 255 ] || number=0
 

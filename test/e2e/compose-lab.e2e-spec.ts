@@ -262,7 +262,7 @@ describe('the compose lab', () => {
     const remaining = (await pods()).map((p) => p.metadata.name);
     await waitFor('every remaining pod to run', running(remaining), 60_000, 500);
     // nats-2 is back in every stream's replica set and has caught up.
-    const nc = await connect({ servers: `nats://127.0.0.1:${natsPorts[1]}` });
+    const nc = await connect({ servers: `nats://127.0.0.1:${natsPorts[1]}`, ...lab.natsOptions() });
     try {
       const jsm = await jetstreamManager(nc);
       for (const stream of Object.values(STREAMS)) {

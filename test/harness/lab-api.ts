@@ -3,6 +3,9 @@ import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { Identity } from '#contracts';
+import { credentialOptions } from '#bus/credentials';
+import { seedFileName } from '../../apps/cli/src/nats-config.js';
 import { ROOT } from './processes.js';
 
 /**
@@ -21,9 +24,16 @@ export class LabApi {
   static async create(state: string, port: number): Promise<LabApi> {
     const authDir = join(state, 'auth');
     await promisify(execFile)('bash', ['-c', 'source scripts/services.sh && ensure_api_auth "$0"', authDir], { cwd: ROOT });
+    // The NATS servers' identities, as scripts/compose.sh makes them for node-1..3.
+    await promisify(execFile)('bash', ['-c', 'source scripts/services.sh && ensure_lab_nats_auth "$0" node-1 node-2 node-3', join(state, 'nats-auth')], { cwd: ROOT });
     const token = /^([^,]+),admin,/m.exec(readFileSync(join(authDir, 'tokens.csv'), 'utf8'))?.[1];
     if (!token) throw new Error(`no admin token in ${authDir}/tokens.csv`);
     return new LabApi(`https://127.0.0.1:${port}`, authDir, token);
+  }
+
+  /** Connection options that authenticate to the lab's NATS servers as `identity` (admin by default). */
+  natsOptions(identity: Identity = { kind: 'admin' }): ReturnType<typeof credentialOptions> {
+    return credentialOptions({ identity, seedFile: join(this.authDir, '..', 'nats-auth', seedFileName(identity)) }, { warn: () => undefined });
   }
 
   get certificate(): string {
