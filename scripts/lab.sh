@@ -83,12 +83,14 @@ up() {
     curl -fsS "${curl_auth[@]}" "$server/api/v1/nodes/$NODE_NAME" 2>/dev/null | grep -q '"KubeletReady"' && break
     sleep 0.2
   done
+  local nats_note="open to anyone on this machine (JETLET_INSECURE_NATS=1)"
+  [ -z "$nauth" ] || nats_note="identities in $nauth; jetctl reads the streams with NATS_NKEY_SEED_FILE=$nauth/jetctl.nk"
   cat <<MSG
 jetlet lab is up: node $NODE_NAME, API $server, NATS $NATS_URL
   logs:   $JETLET_STATE/{api,scheduler,agent}.log
   try:    export KUBECONFIG=$JETLET_STATE/kubeconfig; kubectl get nodes; node dist/apps/cli/src/main.js get nodes
   tokens: $JETLET_STATE/auth/tokens.csv (token,user,uid,"groups"), bindings: $JETLET_STATE/auth/rbac.yaml
-  NATS:   identities in ${nauth:-(none: JETLET_INSECURE_NATS=1)}; jetctl reads the streams with NATS_NKEY_SEED_FILE=$nauth/jetctl.nk
+  NATS:   $nats_note
   stop:   npm run lab:down
 MSG
 }
