@@ -261,6 +261,8 @@ describe('the compose lab', () => {
     );
     const remaining = (await pods()).map((p) => p.metadata.name);
     await waitFor('every remaining pod to run', running(remaining), 60_000, 500);
+    // The lab's NATS takes only its identities: an anonymous client is turned away.
+    await assert.rejects(connect({ servers: `nats://127.0.0.1:${natsPorts[1]}`, maxReconnectAttempts: 0 }), /Authorization/i);
     // nats-2 is back in every stream's replica set and has caught up.
     const nc = await connect({ servers: `nats://127.0.0.1:${natsPorts[1]}`, ...lab.natsOptions() });
     try {
