@@ -100,7 +100,10 @@ export class Cluster {
     const authDir = options.secureNats ? mkdtempSync(join(tmpdir(), 'jetlet-nats-auth-')) : undefined;
     if (authDir) writeNatsConfig(authDir, []);
     const seed = (id: Identity): Record<string, string> => (authDir ? { NATS_NKEY_SEED_FILE: join(authDir, seedFileName(id)) } : {});
-    const nats = await NatsServer.start(authDir ? { authDir } : {});
+    const nats = await NatsServer.start(authDir ? { authDir } : {}).catch((error: unknown) => {
+      if (authDir) rmSync(authDir, { recursive: true, force: true });
+      throw error;
+    });
     const apiPort = await freePort();
     const credentials = options.secure ? ApiCredentials.create() : undefined;
     const httpPort = credentials ? await freePort() : apiPort;
@@ -118,6 +121,7 @@ export class Cluster {
       // A cluster that never came up is not handed to the test, so it is stopped here.
       await Promise.all([api.stop(), scheduler.stop()]);
       await nats.stop();
+      if (authDir) rmSync(authDir, { recursive: true, force: true });
       credentials?.dispose();
       throw error;
     }
