@@ -40,7 +40,8 @@ describe('NATS identities and permissions', () => {
       return false;
     })();
     act();
-    const outcome = await Promise.race([seen, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 5000).unref())]);
+    // An upper bound on waiting for the server's refusal, not a pause: a refused act resolves at once.
+    const outcome = await Promise.race([seen, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 30_000).unref())]);
     assert.equal(outcome, true, `${operation} to ${subject} was not refused`);
   }
 
@@ -130,7 +131,11 @@ describe('NATS identities and permissions', () => {
     const ids: Identity[] = [{ kind: 'api' }, { kind: 'scheduler' }, { kind: 'alerter' }, { kind: 'jetctl' }, { kind: 'admin' }, n1];
     for (const id of ids) {
       const nc = await as(id);
-      for (const other of ['_INBOX.>', `${inboxPrefix(id.kind === 'api' ? { kind: 'scheduler' } : { kind: 'api' })}.>`, `${inboxPrefix({ kind: 'node', node: node2 })}.>`]) {
+      for (const other of [
+        '_INBOX.>',
+        `${inboxPrefix(id.kind === 'api' ? { kind: 'scheduler' } : { kind: 'api' })}.>`,
+        `${inboxPrefix({ kind: 'node', node: node2 })}.>`,
+      ]) {
         await refused(nc, 'subscription', other, () => nc.subscribe(other));
       }
     }
