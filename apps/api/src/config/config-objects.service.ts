@@ -111,12 +111,7 @@ export class ConfigObjectsService {
         throw KubeStatusException.badRequest(`the name of the object (${newName}) does not match the name on the URL (${name})`);
       }
       if (accepted.resourceVersion !== undefined && accepted.resourceVersion !== view.metadata.resourceVersion) {
-        throw new KubeStatusException(
-          409,
-          'Conflict',
-          `Operation cannot be fulfilled on ${RESOURCE[kind]} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-          { name, kind: RESOURCE[kind] },
-        );
+        throw KubeStatusException.conflict(RESOURCE[kind], name);
       }
       const causes = this.immutableCauses(current, accepted);
       if (causes.length > 0) throw KubeStatusException.invalid(RESOURCE[kind], name, causes);

@@ -62,4 +62,24 @@ export class KubeStatusException extends HttpException {
   static badRequest(message: string): KubeStatusException {
     return new KubeStatusException(400, 'BadRequest', message);
   }
+
+  /** 409 Conflict for a write that named a resourceVersion other than the one stored. */
+  static conflict(resource: string, name: string): KubeStatusException {
+    return new KubeStatusException(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      { name, kind: resource },
+    );
+  }
+
+  /**
+   * A PUT or PATCH whose object names a resourceVersion makes it a precondition, as in Kubernetes:
+   * any other version than the stored one is a 409.
+   */
+  static checkResourceVersion(resource: string, name: string, proposed: unknown, stored: string | undefined): void {
+    const expected = (proposed as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+    if (expected === undefined || expected === null) return;
+    if ((typeof expected === 'string' ? expected : JSON.stringify(expected)) !== stored) throw KubeStatusException.conflict(resource, name);
+  }
 }

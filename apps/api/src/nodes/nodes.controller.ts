@@ -73,19 +73,7 @@ export class NodesController {
         },
       ]);
     }
-    const expectedVersion = (patched.metadata as { resourceVersion?: unknown }).resourceVersion;
-    if (
-      expectedVersion !== undefined &&
-      expectedVersion !== null &&
-      (typeof expectedVersion === 'string' ? expectedVersion : JSON.stringify(expectedVersion)) !== current.metadata.resourceVersion
-    ) {
-      throw new KubeStatusException(
-        409,
-        'Conflict',
-        `Operation cannot be fulfilled on nodes "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-        { name, kind: 'nodes' },
-      );
-    }
+    KubeStatusException.checkResourceVersion('nodes', name, patched, current.metadata.resourceVersion);
     if (dryRun) return { ...current, spec: { ...current.spec, unschedulable } };
     if (unschedulable !== (current.spec.unschedulable ?? false)) {
       await this.bus.publish(SUBJECTS.nodeSpec(name), 'NodeSpecChanged', { nodeName: name, unschedulable }, { correlationId: name });

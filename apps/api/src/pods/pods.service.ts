@@ -314,20 +314,7 @@ export class PodsService {
         }
         ({ object: proposed, managers: applied } = serverSideApply(currentObject, applyConfig, managers, management));
       } else proposed = change(currentObject);
-      const expectedVersion = (proposed as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
-      // A PUT or PATCH that names a resourceVersion is a precondition on it, as in Kubernetes.
-      if (
-        expectedVersion !== undefined &&
-        expectedVersion !== null &&
-        (typeof expectedVersion === 'string' ? expectedVersion : JSON.stringify(expectedVersion)) !== current.metadata.resourceVersion
-      ) {
-        throw new KubeStatusException(
-          409,
-          'Conflict',
-          `Operation cannot be fulfilled on pods "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-          { name, kind: 'pods' },
-        );
-      }
+      KubeStatusException.checkResourceVersion('pods', name, proposed, current.metadata.resourceVersion);
       const { status: _ignored, ...manifest } = this.validate(namespace, decodeFields('Pod', 'V1Pod', proposed));
       if (manifest.metadata.name !== name)
         throw KubeStatusException.badRequest(`the name of the object (${manifest.metadata.name}) does not match the name on the URL (${name})`);
@@ -415,19 +402,7 @@ export class PodsService {
       const current = podView(record);
       const { status: _status, ...currentObject } = current;
       const proposed = change(currentObject);
-      const expectedVersion = (proposed as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
-      if (
-        expectedVersion !== undefined &&
-        expectedVersion !== null &&
-        (typeof expectedVersion === 'string' ? expectedVersion : JSON.stringify(expectedVersion)) !== current.metadata.resourceVersion
-      ) {
-        throw new KubeStatusException(
-          409,
-          'Conflict',
-          `Operation cannot be fulfilled on pods "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-          { name, kind: 'pods' },
-        );
-      }
+      KubeStatusException.checkResourceVersion('pods', name, proposed, current.metadata.resourceVersion);
       const manifest = this.validate(namespace, decodeFields('Pod', 'V1Pod', proposed));
       if (manifest.metadata.name !== name)
         throw KubeStatusException.badRequest(`the name of the object (${manifest.metadata.name}) does not match the name on the URL (${name})`);
