@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { STREAMS, SUBJECTS, token } from '#contracts';
+import { decodeStreamFrame, STREAMS, SUBJECTS, token } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
 import { freePort, ManagedProcess, ROOT, waitFor } from '../harness/processes.js';
 
@@ -137,5 +137,43 @@ describe('the JetStream transport: invalid messages on every consumer', () => {
       assert.equal(series(text, 'jetlet_bus_handler_errors_total', `stream="${e.stream}",consumer="${e.consumer}"`), 0, `${e.app} ${e.stream}`);
     }
     assert.ok(alerter.running && cluster.agents.get(node)?.process.running, 'the alerter and the agent are still up');
+  });
+
+  it('drops and counts a bad frame and a bad log control on the agent core subscriptions, and serves the next stream request', async () => {
+    const inputs = SUBJECTS.nodeStreamInput(node);
+    const controls = SUBJECTS.nodeLogStreamControl(node);
+    const nc = await connect({ servers: cluster.nats.url });
+    let answer;
+    try {
+      nc.publish(SUBJECTS.streamInput(node, randomUUID()), Buffer.from('no'));
+      nc.publish(SUBJECTS.logStreamControl(node, randomUUID()), 'this is not a control {');
+      const request = {
+        version: 1,
+        streamId: randomUUID(),
+        kind: 'exec',
+        namespace: 'default',
+        name: 'not-on-this-node',
+        uid: randomUUID(),
+        command: ['true'],
+        stdout: true,
+      };
+      // The agent's first frame answers on the request's inbox, as bytes.
+      answer = decodeStreamFrame((await nc.request(SUBJECTS.streamRequests(node), JSON.stringify(request), { timeout: 10_000 })).data);
+    } finally {
+      await nc.close();
+    }
+    assert.equal(answer.kind, 'error');
+    assert.equal(answer.kind === 'error' && answer.body.code, 404);
+    const terminated = 'jetlet_bus_messages_terminated_total';
+    const page = async (): Promise<string> => (await fetch(`${cluster.agentUrl(node)}/metrics`)).text();
+    await cluster.withLogs(
+      waitFor('the agent to count the bad frame and the bad control', async () => {
+        const text = await page();
+        return series(text, terminated, `stream="core",consumer="${inputs}"`) === 1 && series(text, terminated, `stream="core",consumer="${controls}"`) === 1;
+      }),
+    );
+    const text = await page();
+    assert.equal(series(text, 'jetlet_bus_handler_errors_total', `stream="core",consumer="${inputs}"`), 0);
+    assert.ok(cluster.agents.get(node)?.process.running, 'the agent is still up');
   });
 });

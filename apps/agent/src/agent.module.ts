@@ -37,6 +37,7 @@ import { StatsRequestsController } from './stats/stats-requests.controller.js';
 import { ContainerStreams } from './streaming/container-streams.service.js';
 import { PodPortDialer } from './streaming/pod-port-dialer.js';
 import { StreamResponder } from './streaming/stream-responder.service.js';
+import { StreamsController } from './streaming/streams.controller.js';
 
 /** The runtime the config names: the Docker engine, or the in-memory one of a hollow node. */
 function createRuntime(config: AgentConfig, nodeIndex: number): ContainerRuntime {
@@ -65,7 +66,7 @@ export class AgentModule {
           () => ({ node: config.NODE_NAME, config: { ...config } }),
         ),
       ],
-      controllers: [AgentHttpController, AssignmentsController, LogsController, MirrorControlController, StatsController, StatsRequestsController],
+      controllers: [AgentHttpController, AssignmentsController, LogsController, MirrorControlController, StatsController, StatsRequestsController, StreamsController],
       providers: [
         { provide: AGENT_CONFIG, useValue: config },
         { provide: RUNTIME, useFactory: () => createRuntime(config, nodeIndex) },

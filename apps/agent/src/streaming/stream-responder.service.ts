@@ -1,60 +1,37 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { Msg, Subscription as NatsSubscription } from '@nats-io/transport-node';
-import { BUS, type Bus } from '#bus';
-import { ContractValidationError, decodeStreamFrame, encodeStreamFrame, parseContract, PodStreamRequest, SUBJECTS } from '#contracts';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Observable } from 'rxjs';
+import type { RawMessage } from '#bus';
+import { ContractValidationError, encodeStreamFrame, parseContract, PodStreamRequest } from '#contracts';
 import { podRef } from '#observability';
 import { RuntimeError } from '#runtime';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { AgentMetrics } from '../agent.metrics.js';
 import { ContainerStreams } from './container-streams.service.js';
+import type { StreamInput } from './stream-input.pipe.js';
 import { StreamRequestError } from './stream-request.error.js';
 import { StreamSession } from './stream-session.js';
 
-/** The stream id out of an input subject (`...input.<streamId>`); uuids are their own subject token. */
-const streamIdOfSubject = (subject: string): string => subject.slice(subject.lastIndexOf('.') + 1);
-
 /**
  * Serves exec, attach and port-forward streams to the API over core NATS (the protocol is
- * described at POD_STREAM in libs/contracts): this agent is the only responder on its
- * node's request subject, so the API never needs to reach the node. Every request and
- * frame is validated at this boundary; a bad one is answered or dropped, never thrown.
+ * described at POD_STREAM in libs/contracts; StreamsController takes the requests and the
+ * input frames): this agent is the only responder on its node's request subject, so the API
+ * never needs to reach the node. Every request is validated at this boundary; a bad one is
+ * answered with an error frame, never thrown.
  */
 @Injectable()
-export class StreamResponder implements OnModuleInit, OnModuleDestroy {
+export class StreamResponder implements OnModuleDestroy {
   private readonly logger = new Logger(StreamResponder.name);
   private readonly sessions = new Map<string, StreamSession>();
   private readonly serving = new Set<Promise<void>>();
-  private subscriptions: NatsSubscription[] = [];
 
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
-    @Inject(BUS) private readonly bus: Bus,
     private readonly streams: ContainerStreams,
     private readonly metrics: AgentMetrics,
   ) {}
 
-  async onModuleInit(): Promise<void> {
-    const nc = this.bus.nc;
-    const node = this.config.NODE_NAME;
-    this.subscriptions = [
-      nc.subscribe(SUBJECTS.streamRequests(node), {
-        callback: (error, msg) => {
-          if (error) this.logger.warn(`stream request subscription: ${error.message}`);
-          else this.track(this.serve(msg));
-        },
-      }),
-      nc.subscribe(SUBJECTS.nodeStreamInput(node), {
-        callback: (error, msg) => {
-          if (!error) this.input(msg);
-        },
-      }),
-    ];
-    await nc.flush();
-  }
-
   async onModuleDestroy(): Promise<void> {
-    for (const subscription of this.subscriptions) subscription.unsubscribe();
     for (const session of this.sessions.values()) session.stop('stopped');
     await Promise.all(this.serving);
   }
@@ -64,32 +41,32 @@ export class StreamResponder implements OnModuleInit, OnModuleDestroy {
     return this.sessions.size;
   }
 
-  private track(work: Promise<void>): void {
-    this.serving.add(work);
-    void work.finally(() => this.serving.delete(work));
+  /** The frames answering one stream request, in order, ending after the stream's last frame. */
+  serve(request: RawMessage): Observable<Buffer> {
+    return new Observable<Buffer>((subscriber) => {
+      const work = this.run(request, (frame) => subscriber.next(frame)).finally(() => subscriber.complete());
+      this.serving.add(work);
+      void work.finally(() => this.serving.delete(work));
+    });
   }
 
-  private async serve(msg: Msg): Promise<void> {
-    const reply = msg.reply;
-    if (!reply) {
-      this.logger.warn(`stream request on ${msg.subject} without a reply subject dropped`);
-      return;
-    }
-    const send = (frame: Buffer): void => this.bus.nc.publish(reply, frame);
-    const refuse = (code: number, reason: string, message: string): void => {
-      try {
-        send(encodeStreamFrame('error', 0, { code, reason, message }));
-      } catch (error) {
-        this.logger.debug(`stream answer not sent: ${(error as Error).message}`);
-      }
-    };
+  /** A frame from the API for one of this node's streams (decoded by the StreamInputPipe). */
+  input({ streamId, frame }: StreamInput): void {
+    // Input for a stream that ended (or never was) needs no answer: the API's own timeout covers it.
+    this.sessions.get(streamId)?.input(frame);
+  }
+
+  private async run(message: RawMessage, send: (frame: Buffer) => void): Promise<void> {
+    const refuse = (code: number, reason: string, text: string): void => send(encodeStreamFrame('error', 0, { code, reason, message: text }));
     let request: PodStreamRequest;
     try {
-      request = parseContract(PodStreamRequest, JSON.parse(msg.string()), 'PodStreamRequest');
+      const plain = message.json();
+      if (plain === undefined) throw new ContractValidationError('PodStreamRequest', [{ field: '', reason: 'FieldValueInvalid', message: 'not JSON' }]);
+      request = parseContract(PodStreamRequest, plain, 'PodStreamRequest');
     } catch (error) {
-      const message = error instanceof ContractValidationError ? error.message : 'invalid PodStreamRequest: not JSON';
-      this.logger.warn(`stream request rejected: ${message}`);
-      refuse(400, 'BadRequest', message);
+      const text = error instanceof ContractValidationError ? error.message : 'invalid PodStreamRequest: not JSON';
+      this.logger.warn(`stream request on ${this.config.NODE_NAME} rejected: ${text}`);
+      refuse(400, 'BadRequest', text);
       return;
     }
     const { streamId, kind } = request;
@@ -118,17 +95,6 @@ export class StreamResponder implements OnModuleInit, OnModuleDestroy {
     } finally {
       this.sessions.delete(streamId);
       this.metrics.podStreams.dec({ kind });
-    }
-  }
-
-  private input(msg: Msg): void {
-    const session = this.sessions.get(streamIdOfSubject(msg.subject));
-    // Input for a stream that ended (or never was) needs no answer: the API's own timeout covers it.
-    if (!session) return;
-    try {
-      session.input(decodeStreamFrame(msg.data));
-    } catch (error) {
-      this.logger.warn(`stream input on ${msg.subject} ignored: ${(error as Error).message}`);
     }
   }
 }

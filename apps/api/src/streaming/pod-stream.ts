@@ -1,6 +1,7 @@
-import { type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { inboxFor } from '#bus/credentials';
+import type { Msg } from '@nats-io/transport-node';
 import { Gauge } from 'prom-client';
+import type { Subscription } from 'rxjs';
+import { BusUnavailableError, type JetStreamClient } from '#bus';
 import { decodeStreamFrame, encodeStreamFrame, POD_STREAM, SUBJECTS, type FrameKind, type PodStreamEnd, type PodStreamRequest } from '#contracts';
 import { metricsRegistry } from '#observability';
 
@@ -41,7 +42,7 @@ export interface PodStreamSink {
 
 /**
  * The API's side of one exec, attach or port-forward stream with a node's agent over core
- * NATS (see POD_STREAM in libs/contracts). `open()` sends the request and waits for the
+ * NATS, through the transport's client (see POD_STREAM in libs/contracts). `open()` sends the request and waits for the
  * agent's first answer; output then goes to the sink in order, and stdin, resizes and the
  * client's acks go back on the stream's input subject. A lost frame or an agent silent for
  * `timeoutMs` ends the stream as failed; `cancel()` tells the agent to stop.
@@ -65,7 +66,7 @@ export class PodStream {
   private readonly closeListeners: Array<() => void> = [];
 
   constructor(
-    private readonly nc: NatsConnection,
+    private readonly client: JetStreamClient,
     readonly node: string,
     readonly request: PodStreamRequest,
     private readonly params: PodStreamParams = POD_STREAM,
@@ -80,11 +81,6 @@ export class PodStream {
         else resolve();
       };
     });
-    const inbox = inboxFor(this.nc);
-    this.subscription = this.nc.subscribe(inbox, {
-      callback: (error, msg) => (error ? this.finish({ kind: 'failed', message: `subscription failed: ${error.message}` }) : this.receive(msg)),
-    });
-    streamSubscriptions.inc();
     const timer = setTimeout(
       () =>
         this.answer?.(
@@ -97,7 +93,23 @@ export class PodStream {
       this.params.answerTimeoutMs,
     );
     try {
-      this.nc.publish(SUBJECTS.streamRequests(this.node), JSON.stringify(this.request), { reply: inbox });
+      // The request goes from a private inbox, where the agent's frames come back.
+      this.subscription = this.client.send<Msg, PodStreamRequest>(SUBJECTS.streamRequests(this.node), this.request).subscribe({
+        next: (msg) => this.receive(msg),
+        error: (error: unknown) => {
+          if (error instanceof BusUnavailableError)
+            this.answer?.(
+              new PodStreamError(
+                503,
+                'ServiceUnavailable',
+                `the agent of node "${this.node}" is not connected: no responder for ${this.request.kind} requests`,
+              ),
+            );
+          else if (this.answer) this.answer(new PodStreamError(500, 'InternalError', `${this.request.kind} request not sent: ${(error as Error).message}`));
+          else this.finish({ kind: 'failed', message: `subscription failed: ${(error as Error).message}` });
+        },
+      });
+      streamSubscriptions.inc();
       await answered;
     } catch (error) {
       // After a timeout the agent may still start the stream: tell it not to bother.
@@ -154,12 +166,6 @@ export class PodStream {
   }
 
   private receive(msg: Msg): void {
-    if (msg.headers?.code === 503 && msg.data.length === 0) {
-      this.answer?.(
-        new PodStreamError(503, 'ServiceUnavailable', `the agent of node "${this.node}" is not connected: no responder for ${this.request.kind} requests`),
-      );
-      return;
-    }
     let frame;
     try {
       frame = decodeStreamFrame(msg.data);
@@ -229,7 +235,7 @@ export class PodStream {
 
   private send(kind: FrameKind, seq: number, payload?: Buffer | object): void {
     try {
-      this.nc.publish(SUBJECTS.streamInput(this.node, this.request.streamId), encodeStreamFrame(kind, seq, payload));
+      this.client.sendFrame(SUBJECTS.streamInput(this.node, this.request.streamId), encodeStreamFrame(kind, seq, payload));
       this.lastSentMs = Date.now();
       if (kind === 'ack') this.acked = seq;
     } catch {

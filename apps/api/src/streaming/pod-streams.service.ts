@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { BUS, type Bus } from '#bus';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { JetStreamClient } from '#bus';
 import type { PodStreamKind, PodStreamRequest } from '#contracts';
 import { logContainerName, type PodRecord } from '#domain';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
@@ -57,7 +57,7 @@ export class PodStreamsService implements OnModuleDestroy {
   private readonly connections = new Set<PortForwardConnection>();
 
   constructor(
-    @Inject(BUS) private readonly bus: Bus,
+    private readonly client: JetStreamClient,
     private readonly projection: ProjectionService,
   ) {}
 
@@ -141,7 +141,7 @@ export class PodStreamsService implements OnModuleDestroy {
 
   /** Asks the agent of `node` for the stream; its refusal (or absence) is a KubeStatusException. */
   async openStream(node: string, request: PodStreamRequest): Promise<PodStream> {
-    const stream = new PodStream(this.bus.nc, node, request);
+    const stream = new PodStream(this.client, node, request);
     try {
       await stream.open();
     } catch (error) {

@@ -4,11 +4,18 @@ import { inboxFor } from '../credentials.js';
 import type { Bus } from '../bus.js';
 import { BusUnavailableError } from '../bus.errors.js';
 
+/** A payload as it goes on core NATS: bytes as they are (a stream's binary frames), anything else as JSON. */
+export function corePayload(data: unknown): Uint8Array | string {
+  return data instanceof Uint8Array ? data : JSON.stringify(data);
+}
+
 /**
  * The transport's client, for what is not a fact in a stream: `emit(subject, data)`
- * publishes JSON on core NATS, `send(subject, data)` makes a request whose replies (any
- * number, until the caller unsubscribes) arrive as raw messages. A request nobody answers
- * fails with BusUnavailableError. Facts go through `Bus.publish`, which validates them.
+ * publishes on core NATS, `send(subject, data)` makes a request from a private inbox whose
+ * replies (any number, until the caller unsubscribes) arrive as raw messages, and
+ * `sendFrame(subject, bytes)` sends one frame of an open stream at once. Bytes go as they
+ * are, anything else as JSON. A request nobody answers fails with BusUnavailableError.
+ * Facts go through `Bus.publish`, which validates them.
  */
 export class JetStreamClient extends ClientProxy {
   constructor(private readonly bus: Bus) {
@@ -38,7 +45,7 @@ export class JetStreamClient extends ClientProxy {
       },
     });
     try {
-      this.bus.nc.publish(subject, JSON.stringify(packet.data), { reply: inbox });
+      this.bus.nc.publish(subject, corePayload(packet.data), { reply: inbox });
     } catch (error) {
       subscription.unsubscribe();
       callback({ err: error, isDisposed: true });
@@ -46,8 +53,16 @@ export class JetStreamClient extends ClientProxy {
     return () => subscription.unsubscribe();
   }
 
+  /**
+   * One frame of a stream already open (stdin, an ack, a cancel), published before this
+   * returns, so frames leave in the order they are sent. Throws when the connection is closed.
+   */
+  sendFrame(subject: string, frame: Uint8Array): void {
+    this.bus.nc.publish(subject, frame);
+  }
+
   protected async dispatchEvent<T = undefined>(packet: ReadPacket): Promise<T> {
-    this.bus.nc.publish(String(packet.pattern), JSON.stringify(packet.data));
+    this.bus.nc.publish(String(packet.pattern), corePayload(packet.data));
     return undefined as T;
   }
 }

@@ -5,6 +5,7 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import { busMetrics } from '#observability';
 import type { Bus, ConsumerSpec, Subscription } from '../bus.js';
 import { isStreamConsumer, resolveNode, skippedOf, type StreamConsumerExtras } from './consumer.options.js';
+import { corePayload } from './jetstream.client.js';
 import { JetStreamContext, type ConsumerRef } from './jetstream.context.js';
 import { RawMessage } from './raw-message.js';
 
@@ -170,7 +171,7 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
     this.coreSubscriptions.push(subscription);
   }
 
-  /** A request: every value the handler's stream yields is published, as JSON, to the request's reply subject. */
+  /** A request: every value the handler's stream yields is published to the request's reply subject (bytes as they are, else JSON). */
   private reply(handler: MessageHandler, msg: Msg, ref: ConsumerRef): void {
     const reply = msg.reply;
     if (!reply) {
@@ -180,7 +181,7 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
     const ctx = new JetStreamContext(msg, ref);
     const respond = (packet: WritePacket): void => {
       if (packet.err !== undefined) this.logger.warn(`request on ${msg.subject} failed: ${String(packet.err)}`);
-      if (packet.response !== undefined) this.bus.nc.publish(reply, JSON.stringify(packet.response));
+      if (packet.response !== undefined) this.bus.nc.publish(reply, corePayload(packet.response));
     };
     (async () => this.transformToObservable(await handler(new RawMessage(msg.subject, msg.data), ctx)))().then(
       (response$) => this.send(response$, respond),
