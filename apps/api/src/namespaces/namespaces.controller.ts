@@ -18,7 +18,7 @@ export class NamespacesController {
   list(@Query() query: Record<string, unknown>): object {
     const options = parseListOptions(query, NAMESPACE_SELECTABLE_FIELDS);
     const items = this.namespaces.list().filter((n) => selected(options, n.metadata.labels, () => namespaceFields(n)));
-    return { kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: String(this.projection.pods.lastSeq) }, items };
+    return { kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: String(this.projection.podsSeq) }, items };
   }
 
   @Post()

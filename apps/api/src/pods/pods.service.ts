@@ -115,7 +115,7 @@ export class PodsService {
   }
 
   list(namespace?: string): { items: Pod[]; resourceVersion: string } {
-    return { items: this.projection.pods.list(namespace).map(podView), resourceVersion: String(this.projection.pods.lastSeq) };
+    return { items: this.projection.pods.list(namespace).map(podView), resourceVersion: String(this.projection.podsSeq) };
   }
 
   /** As the NamespaceLifecycle admission plugin: no pod in a namespace that does not exist or is being deleted. */

@@ -29,7 +29,7 @@ export class SchedulingController {
   }
 
   @EventPattern<string>(FOLLOWED.assignments, { stream: STREAMS.assign, deliver: 'last_per_subject' })
-  assignment(@Payload(ContractPipe) envelope: AnyEnvelope): void {
-    this.scheduling.applyAssignment(envelope);
+  assignment(@Payload(ContractPipe) envelope: AnyEnvelope, @Ctx() ctx: JetStreamContext): void {
+    this.scheduling.applyAssignment(envelope, ctx.getDelivery());
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { BUS, JetStreamServer, SequenceConflictError, type Bus, type Delivery } from '#bus';
+import { BUS, JetStreamServer, ListWatch, SequenceConflictError, type Bus, type Delivery, type Folded } from '#bus';
 import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
 import {
   buildCandidates,
@@ -11,6 +11,7 @@ import {
   searchNodes,
   withPod,
   type NodeCandidate,
+  type NodeRecord,
   type PodRecord,
 } from '#domain';
 import { podRef } from '#observability';
@@ -24,6 +25,19 @@ import { FOLLOWED } from './scheduling.constants.js';
 /** The node work last sent for a pod: the generation assigned, or its removal. */
 type AssignmentState = { kind: 'assigned'; generation: number } | { kind: 'unassigned' };
 
+/** What an assignment message says was last sent for its pod. */
+function foldAssignment(envelope: AnyEnvelope): Folded<AssignmentState> | undefined {
+  if (envelope.type === 'PodAssigned') {
+    return {
+      key: envelope.data.pod.metadata.uid ?? envelope.correlationId,
+      object: { kind: 'assigned', generation: envelope.data.pod.metadata.generation ?? 1 },
+      exists: true,
+    };
+  }
+  if (envelope.type === 'PodUnassigned') return { key: envelope.data.uid, object: { kind: 'unassigned' }, exists: true };
+  return undefined;
+}
+
 /**
  * Binds pods to nodes and turns bindings and deletions into node work. Level-triggered:
  * it folds pods, nodes and its own assignments from the streams, and every pass compares
@@ -32,9 +46,30 @@ type AssignmentState = { kind: 'assigned'; generation: number } | { kind: 'unass
 @Injectable()
 export class SchedulingService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(SchedulingService.name);
-  private readonly pods = new PodProjection();
-  private readonly nodes = new NodeTable();
-  private readonly assignments = new Map<string, AssignmentState>();
+  /** The fold behind the pods cache (removed pods included, with their subjects' sequences). */
+  private readonly podFold = new PodProjection();
+  private readonly nodeFold = new NodeTable();
+  /** Live pods by namespace/name, in that order: the records of the fold, so a binding folded here is seen at once. */
+  private readonly pods = new ListWatch<PodRecord>({
+    fold: (envelope, delivery) => {
+      const record = this.podFold.apply(envelope, delivery.seq, delivery.subject);
+      // The node let the pod go: its assignment subject can go too.
+      if (envelope.type === 'PodStatusReported' && envelope.data.removed && record?.removed) this.purgeable.set(record.uid, envelope.data.nodeName);
+      return record && { key: `${record.namespace}/${record.name}`, object: record, exists: !record.removed };
+    },
+    skip: (delivery) => this.podFold.skip(delivery.subject, delivery.seq),
+    identity: (p) => p.uid,
+    compare: (a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name),
+  });
+  private readonly nodes = new ListWatch<NodeRecord>({
+    fold: (envelope, delivery) => {
+      const record = this.nodeFold.apply(envelope, delivery.seq);
+      return record && { key: record.name, object: record, exists: true };
+    },
+    compare: (a, b) => a.name.localeCompare(b.name),
+  });
+  /** The node work last sent for each pod, by uid: its own assignments, read back, and each write assumed at once. */
+  private readonly assignments = new ListWatch<AssignmentState>({ fold: foldAssignment });
   /** Pods their node let go of, by uid, with the node: their assignment subjects can go. */
   private readonly purgeable = new Map<string, string>();
   /** Pods that are gone, by uid: their history leaves the pods stream once HISTORY_RETENTION_SECONDS have passed. */
@@ -55,7 +90,21 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
     @Inject(BUS) private readonly bus: Bus,
     private readonly transport: JetStreamServer,
-  ) {}
+  ) {
+    // A pod that is gone leaves the pods stream later (see purgeHistory); a mirror's history is its agent's.
+    this.pods.on('delete', (record) => {
+      if (!record.removed || record.mirror || this.gone.has(record.uid)) return;
+      this.gone.set(record.uid, {
+        namespace: record.namespace,
+        name: record.name,
+        ...(record.nodeName ? { nodeName: record.nodeName } : {}),
+        subjectSeq: record.subjectSeq,
+        seenMs: Date.now(),
+      });
+    });
+    // Every message asks for a pass.
+    for (const cache of [this.pods, this.nodes, this.assignments] as const) cache.on('advance', () => this.trigger());
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     setPendingSource(() => {
@@ -64,6 +113,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       return { active: pending.length - unschedulable, unschedulable };
     });
     await Promise.all(Object.values(FOLLOWED).map((pattern) => this.transport.caughtUp(pattern)));
+    for (const cache of [this.pods, this.nodes, this.assignments] as const) cache.markSynced();
     this.ready = true;
     this.logger.log(`caught up: ${this.pods.list().length} pod(s), ${this.nodes.list().length} node(s)`);
     this.resync = setInterval(() => this.trigger(), this.config.RESYNC_SECONDS * 1000);
@@ -78,43 +128,20 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
 
   /** A fact from the pods stream (SchedulingController): status reports say when a node let a pod go, mirrors take room on their node. */
   applyPod(e: AnyEnvelope, delivery: Delivery): void {
-    const record = this.pods.apply(e, delivery.seq, delivery.subject);
-    if (e.type === 'PodStatusReported' && e.data.removed && record?.removed) this.purgeable.set(record.uid, e.data.nodeName);
-    if (record?.removed && !record.mirror && !this.gone.has(record.uid)) {
-      this.gone.set(record.uid, {
-        namespace: record.namespace,
-        name: record.name,
-        ...(record.nodeName ? { nodeName: record.nodeName } : {}),
-        subjectSeq: record.subjectSeq,
-        seenMs: Date.now(),
-      });
-    }
-    this.trigger();
+    this.pods.apply(e, delivery);
   }
 
   /** A skipped (invalid) message of the pods stream still counts for its subject's sequence. */
   skipPod(delivery: Delivery): void {
-    this.pods.skip(delivery.subject, delivery.seq);
+    this.pods.skip(delivery);
   }
 
   applyNode(e: AnyEnvelope, delivery: Delivery): void {
-    this.nodes.apply(e, delivery.seq);
-    this.trigger();
+    this.nodes.apply(e, delivery);
   }
 
-  applyAssignment(e: AnyEnvelope): void {
-    this.foldAssignment(e);
-    this.trigger();
-  }
-
-  private foldAssignment(envelope: AnyEnvelope): void {
-    if (envelope.type === 'PodAssigned') {
-      this.assignments.set(envelope.data.pod.metadata.uid ?? envelope.correlationId, {
-        kind: 'assigned',
-        generation: envelope.data.pod.metadata.generation ?? 1,
-      });
-    }
-    if (envelope.type === 'PodUnassigned') this.assignments.set(envelope.data.uid, { kind: 'unassigned' });
+  applyAssignment(e: AnyEnvelope, delivery: Delivery): void {
+    this.assignments.apply(e, delivery);
   }
 
   private trigger(): void {
@@ -308,7 +335,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     for (const [uid, node] of this.purgeable) {
       try {
         await this.bus.purgeSubject(STREAMS.assign, SUBJECTS.assignment(node, uid));
-        this.assignments.delete(uid);
+        this.assignments.forget(uid);
         this.purgeable.delete(uid);
       } catch (error) {
         this.logger.warn(`assignment of ${uid} on ${node} not purged: ${(error as Error).message}`);
@@ -331,7 +358,11 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     if (placement.node === undefined) {
       attempt('unschedulable');
       // With no node at all the pod's view already says "no nodes available to schedule pods", as Kubernetes does.
-      if (candidates.length > 0) await binds.run(() => this.recordUnschedulable(pod, placement.message), (error) => this.logger.error(`${podRef(pod)}: ${(error as Error).message}`));
+      if (candidates.length > 0)
+        await binds.run(
+          () => this.recordUnschedulable(pod, placement.message),
+          (error) => this.logger.error(`${podRef(pod)}: ${(error as Error).message}`),
+        );
       return;
     }
     const node = placement.node;
@@ -410,7 +441,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
         ...(pod.eventId ? { causationId: pod.eventId } : {}),
       },
     );
-    this.assignments.set(pod.uid, { kind: 'assigned', generation: pod.manifest.metadata.generation ?? 1 });
+    this.assignments.assume(pod.uid, { kind: 'assigned', generation: pod.manifest.metadata.generation ?? 1 });
   }
 
   private async unassign(pod: PodRecord, node: string): Promise<void> {
@@ -420,7 +451,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       { uid: pod.uid, namespace: pod.namespace, name: pod.name, gracePeriodSeconds: pod.deletion?.gracePeriodSeconds ?? 30 },
       { correlationId: pod.uid, id: `unassign-${pod.uid}`, ...(pod.eventId ? { causationId: pod.eventId } : {}) },
     );
-    this.assignments.set(pod.uid, { kind: 'unassigned' });
+    this.assignments.assume(pod.uid, { kind: 'unassigned' });
     this.logger.log(`unassigned ${podRef(pod)} from ${node}`);
   }
 }
