@@ -1,52 +1,30 @@
-import { ConfigSource } from './configmap/config-source.service.js';
-import { HostMounts } from './volumemanager/host-mounts.js';
-import { VolumeManager } from './volumemanager/volume-manager.service.js';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { BusModule } from '#bus';
-import { DockerRuntime, FakeRuntime, type ContainerRuntime } from '#runtime';
-import { AGENT_CONFIG, RUNTIME } from './agent.constants.js';
-import { AgentConfig } from './agent.config.js';
-import { AgentMetrics } from './agent.metrics.js';
-import { AssignmentsController } from './config/assignments.controller.js';
-import { DesiredStateService } from './config/desired-state.service.js';
-import { EventRecorder } from './events/event-recorder.service.js';
-import { EVICTION_SIGNAL_READER, EVICTION_STORAGE_READER } from './eviction/eviction.constants.js';
-import { EnginePodStorageReader } from './eviction/pod-storage.reader.js';
-import { ImageGcManager } from './images/image-gc-manager.service.js';
-import { EvictionManager, MachineSignalReader } from './eviction/eviction-manager.service.js';
-import { HandlerRunner } from './lifecycle/handler-runner.js';
-import { PodAdmission } from './lifecycle/pod-admission.js';
-import { TerminationMessages } from './lifecycle/termination-messages.js';
-import { ProberService } from './prober/prober.service.js';
-import { StaticPodSource } from './config/static-pod-source.service.js';
-import { AgentHttpController } from './server/agent-http.controller.js';
-import { ContainerLogs } from './logs/container-logs.service.js';
-import { LogResponder } from './logs/log-responder.service.js';
-import { LogsController } from './logs/logs.controller.js';
-import { MirrorControlController } from './config/mirror-control.controller.js';
-import { PodStartTracker } from './status/pod-start-tracker.js';
-import { NodeService } from './node/node.service.js';
-import { PlegHealth } from './pleg/pleg-health.js';
-import { PlegService } from './pleg/pleg.service.js';
-import { PodExecutor } from './pod-workers/pod-executor.js';
-import { ReconcilerService } from './kubelet/reconciler.service.js';
-import { StatusReporter } from './status/status-reporter.service.js';
-import { StatsCollector } from './stats/stats-collector.service.js';
-import { StatsController } from './stats/stats.controller.js';
-import { StatsRequestsController } from './stats/stats-requests.controller.js';
-import { ContainerStreams } from './streaming/container-streams.service.js';
-import { PodPortDialer } from './streaming/pod-port-dialer.js';
-import { StreamResponder } from './streaming/stream-responder.service.js';
-import { StreamsController } from './streaming/streams.controller.js';
-
-/** The runtime the config names: the Docker engine, or the in-memory one of a hollow node. */
-function createRuntime(config: AgentConfig, nodeIndex: number): ContainerRuntime {
-  return config.RUNTIME === 'fake' ? new FakeRuntime({ nodeIndex }) : new DockerRuntime();
-}
+import { AgentCoreModule } from './agent-core.module.js';
+import type { AgentConfig } from './agent.config.js';
+import { ConfigModule } from './config/config.module.js';
+import { ConfigMapModule } from './configmap/configmap.module.js';
+import { EventsModule } from './events/events.module.js';
+import { EvictionModule } from './eviction/eviction.module.js';
+import { ImagesModule } from './images/images.module.js';
+import { KubeletModule } from './kubelet/kubelet.module.js';
+import { LifecycleModule } from './lifecycle/lifecycle.module.js';
+import { LogsModule } from './logs/logs.module.js';
+import { NodeModule } from './node/node.module.js';
+import { PlegModule } from './pleg/pleg.module.js';
+import { PodWorkersModule } from './pod-workers/pod-workers.module.js';
+import { ProberModule } from './prober/prober.module.js';
+import { ServerModule } from './server/server.module.js';
+import { StatsModule } from './stats/stats.module.js';
+import { StatusModule } from './status/status.module.js';
+import { StreamingModule } from './streaming/streaming.module.js';
+import { VolumeManagerModule } from './volumemanager/volumemanager.module.js';
 
 /**
- * One node's agent. A dynamic module over an already validated config, so one process can
- * host many agents (hollow nodes), each in an application context of its own.
+ * One node's agent: the bus, the parts every folder shares (AgentCoreModule), and one module
+ * per folder, named as the kubelet names its packages. A dynamic module over an already
+ * validated config, so one process can host many agents (hollow nodes), each in an
+ * application of its own with its own instances of every part.
  */
 @Module({})
 export class AgentModule {
@@ -65,48 +43,24 @@ export class AgentModule {
           }),
           () => ({ node: config.NODE_NAME, config: { ...config } }),
         ),
-      ],
-      controllers: [AgentHttpController, AssignmentsController, LogsController, MirrorControlController, StatsController, StatsRequestsController, StreamsController],
-      providers: [
-        { provide: AGENT_CONFIG, useValue: config },
-        { provide: RUNTIME, useFactory: () => createRuntime(config, nodeIndex) },
-        // Per agent, not per process: hollow nodes run many agents side by side.
-        { provide: AgentMetrics, useFactory: () => new AgentMetrics() },
-        { provide: PlegHealth, useFactory: (metrics: AgentMetrics) => new PlegHealth(metrics), inject: [AgentMetrics] },
-        DesiredStateService,
-        { provide: EVICTION_SIGNAL_READER, useFactory: () => new MachineSignalReader(config.AGENT_ROOT_DIR, config.IMAGEFS_PATH) },
-        {
-          provide: EVICTION_STORAGE_READER,
-          useFactory: (runtime: ContainerRuntime) => new EnginePodStorageReader(runtime, config.NODE_NAME, config.AGENT_ROOT_DIR),
-          inject: [RUNTIME],
-        },
-        ImageGcManager,
-        EvictionManager,
-        NodeService,
-        StatusReporter,
-        EventRecorder,
-        HandlerRunner,
-        TerminationMessages,
-        PodAdmission,
-        ProberService,
-        StaticPodSource,
-        PodExecutor,
-        ConfigSource,
-        HostMounts,
-        VolumeManager,
-        ReconcilerService,
-        PlegService,
-        {
-          provide: PodStartTracker,
-          useFactory: (metrics: AgentMetrics) => new PodStartTracker((s) => metrics.podStartDuration.observe(s)),
-          inject: [AgentMetrics],
-        },
-        ContainerLogs,
-        LogResponder,
-        ContainerStreams,
-        PodPortDialer,
-        StreamResponder,
-        StatsCollector,
+        AgentCoreModule.forConfig(config, nodeIndex),
+        ConfigModule,
+        ConfigMapModule,
+        EventsModule,
+        StatusModule,
+        NodeModule,
+        LifecycleModule,
+        VolumeManagerModule,
+        ImagesModule,
+        EvictionModule,
+        PodWorkersModule,
+        ProberModule,
+        KubeletModule,
+        PlegModule,
+        StatsModule,
+        LogsModule,
+        StreamingModule,
+        ServerModule,
       ],
     };
   }
