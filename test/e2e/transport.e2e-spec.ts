@@ -80,6 +80,7 @@ describe('the JetStream transport: invalid messages on every consumer', () => {
       SUBJECTS.nodeHeartbeat(node),
       SUBJECTS.containerEvents(node, uid),
       SUBJECTS.assignment(node, uid),
+      SUBJECTS.configMap('default', uniqueName('junk')),
     ];
     const nc = await connect({ servers: cluster.nats.url });
     try {
@@ -98,6 +99,7 @@ describe('the JetStream transport: invalid messages on every consumer', () => {
       { app: 'api', url: cluster.apiUrl, stream: STREAMS.pods, consumer: 'ordered' },
       { app: 'api', url: cluster.apiUrl, stream: STREAMS.nodes, consumer: 'ordered' },
       { app: 'api', url: cluster.apiUrl, stream: STREAMS.events, consumer: 'ordered' },
+      { app: 'api', url: cluster.apiUrl, stream: STREAMS.config, consumer: 'ordered' },
       { app: 'scheduler', url: schedulerUrl, stream: STREAMS.pods, consumer: 'ordered' },
       { app: 'scheduler', url: schedulerUrl, stream: STREAMS.nodes, consumer: 'ordered' },
       { app: 'scheduler', url: schedulerUrl, stream: STREAMS.assign, consumer: 'ordered' },
@@ -123,6 +125,9 @@ describe('the JetStream transport: invalid messages on every consumer', () => {
     };
     assert.equal((await cluster.request('POST', '/api/v1/namespaces/default/pods', manifest)).status, 201);
     await cluster.waitForRunning('default', 'after-junk');
+    // The config stream's valid message: nothing a pod does writes one.
+    const configMap = { metadata: { name: 'after-junk' }, data: { key: 'value' } };
+    assert.equal((await cluster.request('POST', '/api/v1/namespaces/default/configmaps', configMap)).status, 201);
     for (const [i, e] of expected.entries()) {
       await cluster.withLogs(
         waitFor(`the ${e.app} to handle valid messages on ${e.stream} after the invalid ones`, async () => {
