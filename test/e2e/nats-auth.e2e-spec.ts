@@ -7,7 +7,8 @@ import { Bus } from '#bus';
 import { busMetrics } from '#observability';
 import { identityName, inboxPrefix, STREAMS, SUBJECTS, type Identity } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
-import { waitFor } from '../harness/processes.js';
+import { HOLLOW_READY, spawnHollow } from '../harness/hollow.js';
+import { waitFor, type ManagedProcess } from '../harness/processes.js';
 
 /**
  * The bus secured with per-component nkey identities and the permissions `jetctl nats-config`
@@ -20,6 +21,7 @@ describe('NATS identities and permissions', () => {
   const node2 = uniqueName('nats-n2');
   const n1: Identity = { kind: 'node', node: node1 };
   const open: NatsConnection[] = [];
+  let hollow: ManagedProcess | undefined;
 
   /** A raw connection as `id`, holding its seed (what an attacker with that seed can do). */
   async function as(id: Identity): Promise<NatsConnection> {
@@ -59,6 +61,7 @@ describe('NATS identities and permissions', () => {
 
   after(async () => {
     await Promise.all(open.map((nc) => nc.close().catch(() => undefined)));
+    await hollow?.stop('SIGKILL');
     await cluster?.stop();
   });
 
@@ -179,5 +182,67 @@ describe('NATS identities and permissions', () => {
     } finally {
       await bus.close();
     }
+  });
+
+  it('runs hollow nodes on their process identity, which may act for those nodes and no other', async () => {
+    const prefix = uniqueName('nats-h');
+    const COUNT = 3;
+    // The server's log from here on: the attacks of the tests before were refused and logged.
+    const mark = cluster.nats.output.length;
+    const names = Array.from({ length: COUNT }, (_, i) => `${prefix}-${i}`);
+    hollow = spawnHollow(cluster.nats.url, prefix, COUNT, { ...(await cluster.hollowEnv(prefix, COUNT)), HEARTBEAT_SECONDS: '1', RESYNC_SECONDS: '2' });
+    const withLogs = <T>(work: Promise<T>): Promise<T> =>
+      work.catch((error: Error) => {
+        throw new Error(`${error.message}\n--- ${hollow?.name}\n${hollow?.tail(60)}\n${cluster.logs()}`, { cause: error });
+      });
+    await withLogs(hollow.waitForLine(HOLLOW_READY, 60_000));
+    assert.ok(!hollow.output.some((l) => /WITHOUT NATS credentials/.test(l)), hollow.tail());
+    type NodeBody = { metadata: { name: string }; status: { conditions?: Array<{ type: string; status: string }> } };
+    await withLogs(
+      waitFor(`${COUNT} hollow nodes Ready`, async () => {
+        const { body } = await cluster.request<{ items: NodeBody[] }>('GET', '/api/v1/nodes');
+        const ours = body.items.filter((n) => names.includes(n.metadata.name));
+        return ours.length === COUNT && ours.every((n) => n.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+      }),
+    );
+    // Each node runs a pod (assignment read, status written) and gives it up again.
+    for (const node of names)
+      assert.equal(
+        (
+          await cluster.request('POST', '/api/v1/namespaces/default/pods', {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: node },
+            spec: {
+              nodeName: node,
+              terminationGracePeriodSeconds: 1,
+              containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }],
+            },
+          })
+        ).status,
+        201,
+      );
+    for (const node of names) await withLogs(cluster.waitForRunning('default', node));
+    for (const node of names) assert.equal((await cluster.request('DELETE', `/api/v1/namespaces/default/pods/${node}`)).status, 200);
+    for (const node of names) await withLogs(cluster.waitForGone('default', node));
+    for (const line of cluster.nats.output.slice(mark)) assert.doesNotMatch(line, /Violation/, line);
+
+    // Its seed acts for its own nodes, and is refused for a neighbour with the same prefix, a real node, and assignments.
+    const id: Identity = { kind: 'hollow', prefix, first: 0, count: COUNT };
+    const nc = await as(id);
+    const uid = randomUUID();
+    for (const subject of [
+      SUBJECTS.nodeHeartbeat(`${prefix}-${COUNT}`),
+      SUBJECTS.nodeRegistration(`${prefix}-${COUNT}`),
+      SUBJECTS.podStatus(node1, uid),
+      SUBJECTS.nodeHeartbeat(node1),
+      SUBJECTS.assignment(names[0] ?? '', uid),
+      SUBJECTS.nodeLifecycleEvents(names[0] ?? ''),
+    ])
+      await refused(nc, 'publish', subject, () => nc.publish(subject, '{}'));
+    await refused(nc, 'subscription', SUBJECTS.logRequests(node1), () => nc.subscribe(SUBJECTS.logRequests(node1)));
+    await refused(nc, 'subscription', `${inboxPrefix(n1)}.>`, () => nc.subscribe(`${inboxPrefix(n1)}.>`));
+    assert.equal(await stored(STREAMS.nodes, SUBJECTS.nodeHeartbeat(`${prefix}-${COUNT}`)), undefined);
+    assert.ok(await stored(STREAMS.nodes, SUBJECTS.nodeHeartbeat(names[COUNT - 1] ?? '')));
   });
 });

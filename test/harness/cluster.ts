@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Docker from 'dockerode';
 import type { Identity, Pod } from '#contracts';
 import { credentialOptions } from '#bus/credentials';
-import { addNodeCredentials, seedFileName, writeNatsConfig } from '../../apps/cli/src/nats-config.js';
+import { addHollowCredentials, addNodeCredentials, seedFileName, writeNatsConfig } from '../../apps/cli/src/nats-config.js';
 import { ApiCredentials, type TestUser } from './auth.js';
 import { freePort, ManagedProcess, NatsServer, ROOT, waitFor } from './processes.js';
 import { parsePrometheusText, type Exposition } from './prometheus.js';
@@ -185,6 +185,21 @@ export class Cluster {
     this.agents.set(node, { process: agent, port, rootDir });
     if (waitUntilRunning) await agent.waitForLine(/desired state rebuilt/);
     return agent;
+  }
+
+  /**
+   * The environment a process of hollow nodes `${prefix}-${first}` ... needs on this cluster's
+   * NATS: when it runs secured, the process's own credentials (as `jetctl hollow credentials`
+   * makes them, then the server reloads); otherwise only NATS_URL.
+   */
+  async hollowEnv(prefix: string, count: number, first = 0): Promise<Record<string, string>> {
+    if (!this.nats.authDir) return { NATS_URL: this.nats.url };
+    const id: Identity = { kind: 'hollow', prefix, first, count };
+    if (!existsSync(join(this.nats.authDir, seedFileName(id)))) {
+      addHollowCredentials(this.nats.authDir, prefix, first, count);
+      await this.nats.reload();
+    }
+    return { NATS_URL: this.nats.url, NATS_NKEY_SEED_FILE: join(this.nats.authDir, seedFileName(id)) };
   }
 
   agentUrl(node: string): string {

@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { BusModule } from '#bus';
+import type { Identity } from '#contracts';
 import { AgentCoreModule } from './agent-core.module.js';
 import type { AgentConfig } from './agent.config.js';
 import { ConfigModule } from './config/config.module.js';
@@ -28,8 +29,11 @@ import { VolumeManagerModule } from './volumemanager/volumemanager.module.js';
  */
 @Module({})
 export class AgentModule {
-  /** `nodeIndex` picks a hollow node's block of fake pod IPs; a Docker node ignores it. */
-  static forConfig(config: AgentConfig, nodeIndex = 0): DynamicModule {
+  /**
+   * `nodeIndex` picks a hollow node's block of fake pod IPs; a Docker node ignores it.
+   * `identity` is the NATS identity of NATS_NKEY_SEED_FILE: the node's own, or its hollow process's.
+   */
+  static forConfig(config: AgentConfig, nodeIndex = 0, identity: Identity = { kind: 'node', node: config.NODE_NAME }): DynamicModule {
     return {
       module: AgentModule,
       imports: [
@@ -39,7 +43,7 @@ export class AgentModule {
             streamReplicas: config.STREAM_REPLICAS,
             name: `jetlet-agent-${config.NODE_NAME}`,
             source: { component: 'agent', node: config.NODE_NAME },
-            credentials: { identity: { kind: 'node', node: config.NODE_NAME }, seedFile: config.NATS_NKEY_SEED_FILE },
+            credentials: { identity, seedFile: config.NATS_NKEY_SEED_FILE },
           }),
           () => ({ node: config.NODE_NAME, config: { ...config } }),
         ),

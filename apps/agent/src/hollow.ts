@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import { JetStreamServer } from '#bus';
-import { loadConfig } from '#contracts';
+import { identityName, loadConfig, type HollowIdentity } from '#contracts';
 import { createLogger } from '#observability';
 import { AgentConfig } from './agent.config.js';
 import { AgentModule } from './agent.module.js';
@@ -18,7 +18,8 @@ const START_CONCURRENCY = 25;
  * Hollow nodes, as kubemark's HollowNode: HOLLOW_NODES real agents in one process, each
  * with its own NATS connection, registration, heartbeats, desired state, reconciler and
  * PLEG, over the in-memory FakeRuntime. No HTTP servers (the apps never listen), no
- * Docker. The rest of the environment (NATS_URL, HEARTBEAT_SECONDS, ...) is shared.
+ * Docker. The rest of the environment (NATS_URL, NATS_NKEY_SEED_FILE, HEARTBEAT_SECONDS, ...)
+ * is shared.
  */
 async function bootstrap(): Promise<void> {
   const logger = createLogger('hollow');
@@ -30,6 +31,11 @@ async function bootstrap(): Promise<void> {
     const name = `${hollow.HOLLOW_PREFIX}-${i}`;
     return { i, config: loadConfig(AgentConfig, { ...process.env, NODE_NAME: name, RUNTIME: 'fake', AGENT_ROOT_DIR: join(rootDir, name) }) };
   });
+
+  // With NATS_NKEY_SEED_FILE, every agent connects as the process's identity (`jetctl hollow
+  // credentials`), which the server allows exactly what these nodes are allowed.
+  const identity: HollowIdentity = { kind: 'hollow', prefix: hollow.HOLLOW_PREFIX, first: hollow.HOLLOW_FIRST_INDEX, count: hollow.HOLLOW_NODES };
+  if (process.env.NATS_NKEY_SEED_FILE) logger.log(`connecting as NATS identity ${identityName(identity)}`, 'Hollow');
 
   const contexts: INestApplication[] = [];
   let stopping: Promise<void> | undefined;
@@ -55,7 +61,7 @@ async function bootstrap(): Promise<void> {
   const worker = async (): Promise<void> => {
     for (let next = queue.shift(); next !== undefined && stopping === undefined; next = queue.shift()) {
       // An application that never listens on HTTP: its handlers run on the transport only.
-      const app = await NestFactory.create(AgentModule.forConfig(next.config, next.i), { logger, abortOnError: false });
+      const app = await NestFactory.create(AgentModule.forConfig(next.config, next.i, identity), { logger, abortOnError: false });
       app.connectMicroservice({ strategy: app.get(JetStreamServer) });
       contexts.push(app);
       await app.init();

@@ -38,6 +38,8 @@ Reading the streams (read-only, with --nats URL or $NATS_URL; each takes --help)
 NATS identities (files, no server needed):
   jetctl nats-config --nodes a,b --out DIR   the server's auth.conf and a seed per component and node
   jetctl node credentials NODE --dir DIR     add one node (then reload the server)
+  jetctl hollow credentials PREFIX --count N [--first I] --dir DIR
+                                             one process of hollow nodes PREFIX-I .. (then reload)
   jetctl import bundle.jsonl --nats URL-OF-A-SCRATCH-SERVER
 
 Flags:

@@ -1,9 +1,9 @@
-import { Command, CommanderError } from 'commander';
-import { addNodeCredentials, AUTH_FILE, writeNatsConfig } from './nats-config.js';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { addHollowCredentials, addNodeCredentials, AUTH_FILE, writeNatsConfig } from './nats-config.js';
 
 /** `jetctl nats-config` and `jetctl node credentials`: NATS identities and permissions, generated. */
 export function isNatsConfigCommand(argv: readonly string[]): boolean {
-  return argv[0] === 'nats-config' || (argv[0] === 'node' && argv[1] === 'credentials');
+  return argv[0] === 'nats-config' || (argv[0] === 'node' && argv[1] === 'credentials') || (argv[0] === 'hollow' && argv[1] === 'credentials');
 }
 
 function program(write: (text: string) => void): Command {
@@ -14,7 +14,10 @@ function program(write: (text: string) => void): Command {
     .requiredOption('--nodes <names>', 'the node names, comma-separated')
     .requiredOption('--out <dir>', 'where to write them')
     .action((opts: { nodes: string; out: string }) => {
-      const nodes = opts.nodes.split(',').map((n) => n.trim()).filter((n) => n !== '');
+      const nodes = opts.nodes
+        .split(',')
+        .map((n) => n.trim())
+        .filter((n) => n !== '');
       for (const c of writeNatsConfig(opts.out, nodes)) write(`${c.identity}\t${c.nkey}\t${c.seedFile}\n`);
       write(`include ${AUTH_FILE} from the nats-server configuration; give each process NATS_NKEY_SEED_FILE=<its seed>\n`);
     });
@@ -28,7 +31,30 @@ function program(write: (text: string) => void): Command {
       const c = addNodeCredentials(opts.dir, node);
       write(`node:${node}\t${c.nkey}\t${c.seedFile}\n`);
     });
+  root
+    .command('hollow')
+    .command('credentials')
+    .description(`add the seed of one process of hollow nodes <prefix>-<first> ... (allowed what those nodes are, no more) and write ${AUTH_FILE} again`)
+    .argument('<prefix>', 'HOLLOW_PREFIX of the process')
+    .requiredOption('--count <n>', 'HOLLOW_NODES of the process', positiveInt)
+    .option('--first <i>', 'HOLLOW_FIRST_INDEX of the process', nonNegativeInt, 0)
+    .requiredOption('--dir <dir>', 'the directory jetctl nats-config wrote')
+    .action((prefix: string, opts: { count: number; first: number; dir: string }) => {
+      const c = addHollowCredentials(opts.dir, prefix, opts.first, opts.count);
+      write(`${c.identity}\t${c.nkey}\t${c.seedFile}\n`);
+    });
   return root;
+}
+
+function nonNegativeInt(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('not a whole number');
+  return Number(value);
+}
+
+function positiveInt(value: string): number {
+  const n = nonNegativeInt(value);
+  if (n < 1) throw new InvalidArgumentError('must be at least 1');
+  return n;
 }
 
 export async function runNatsConfigCommand(argv: string[], write: (text: string) => void = (t) => process.stdout.write(t)): Promise<number> {

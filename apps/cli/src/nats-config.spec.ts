@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addNodeCredentials, AUTH_FILE, writeNatsConfig } from './nats-config.js';
+import { addHollowCredentials, addNodeCredentials, AUTH_FILE, writeNatsConfig } from './nats-config.js';
 
 function scratch(): string {
   return mkdtempSync(join(tmpdir(), 'jetlet-nats-config-'));
@@ -39,6 +39,23 @@ describe('jetctl nats-config', () => {
       assert.ok(auth.includes('"jetlet.nodes.node-2.heartbeat"'));
       for (const c of first) assert.ok(auth.includes(`nkey: "${c.nkey}"`), c.identity);
       assert.throws(() => addNodeCredentials(join(dir, 'missing'), 'node-3'), /run jetctl nats-config first/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('adds a hollow process as one identity over its nodes, kept when the file is written again', () => {
+    const dir = scratch();
+    try {
+      writeNatsConfig(dir, []);
+      const added = addHollowCredentials(dir, 'h.x', 0, 2);
+      assert.equal(added.identity, 'hollow:h.x-0..1');
+      assert.match(added.seedFile, /hollow-h_x-0-2\.nk$/);
+      const again = writeNatsConfig(dir, ['node-1']);
+      assert.ok(again.some((c) => c.identity === 'hollow:h.x-0..1' && c.nkey === added.nkey));
+      const auth = readFileSync(join(dir, AUTH_FILE), 'utf8');
+      assert.ok(auth.includes('"jetlet.nodes.h_x-0.heartbeat"') && auth.includes('"jetlet.nodes.h_x-1.heartbeat"'));
+      assert.ok(!auth.includes('"jetlet.nodes.h_x-2.heartbeat"'));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

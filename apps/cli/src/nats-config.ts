@@ -9,12 +9,21 @@ const SEED_SUFFIX = '.nk';
 
 /** The seed file's name of an identity: `api.nk`, …, `node-<token>.nk`. */
 export function seedFileName(id: Identity): string {
+  if (id.kind === 'hollow') return `hollow-${token(id.prefix)}-${id.first}-${id.count}${SEED_SUFFIX}`;
   return `${id.kind === 'node' ? `node-${token(id.node)}` : id.kind}${SEED_SUFFIX}`;
 }
 
 function identityOfFile(file: string): Identity | undefined {
   if (!file.endsWith(SEED_SUFFIX)) return undefined;
   const base = file.slice(0, -SEED_SUFFIX.length);
+  const hollow = /^hollow-(.+)-(\d+)-(\d+)$/.exec(base);
+  if (hollow) {
+    try {
+      return { kind: 'hollow', prefix: untoken(hollow[1] ?? ''), first: Number(hollow[2]), count: Number(hollow[3]) };
+    } catch {
+      return undefined;
+    }
+  }
   if (base.startsWith('node-')) {
     try {
       return { kind: 'node', node: untoken(base.slice(5)) };
@@ -56,6 +65,18 @@ export function writeNatsConfig(dir: string, nodes: readonly string[]): { identi
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (const id of clusterIdentities(nodes)) ensureSeed(dir, id);
   return writeAuthFile(dir).map(({ identity, nkey }) => ({ identity: identityName(identity), seedFile: join(dir, seedFileName(identity)), nkey }));
+}
+
+/**
+ * Adds the seed of one process of hollow nodes, allowed exactly what its `count` nodes
+ * `${prefix}-${first}` ... are, and writes `auth.conf` again (reload the server to apply it).
+ */
+export function addHollowCredentials(dir: string, prefix: string, first: number, count: number): { identity: string; seedFile: string; nkey: string } {
+  if (!existsSync(dir)) throw new Error(`${dir} does not exist: run jetctl nats-config first`);
+  const id: Identity = { kind: 'hollow', prefix, first, count };
+  const nkey = ensureSeed(dir, id);
+  writeAuthFile(dir);
+  return { identity: identityName(id), seedFile: join(dir, seedFileName(id)), nkey };
 }
 
 /** Adds one node's seed to `dir` and writes `auth.conf` again (reload the server to apply it). */

@@ -434,7 +434,8 @@ export class Bus {
   compactSoon(stream: string, subject: string): void {
     // A node's identity may not purge (NATS cannot limit a purge to its own subjects): its
     // statuses stay until the scheduler purges them with the pod.
-    if (this.options.credentials?.seedFile && this.options.credentials.identity.kind === 'node') return;
+    const kind = this.options.credentials?.seedFile ? this.options.credentials.identity.kind : undefined;
+    if (kind === 'node' || kind === 'hollow') return;
     this.compactions.set(subject, stream);
     if (this.compactTimer) return;
     this.compactTimer = setTimeout(() => void this.compact(), 1000);

@@ -119,7 +119,37 @@ describe('NATS permissions generated from the writer tables', () => {
     }
   });
 
+  it('gives a hollow process exactly what its nodes may do, and nothing of any other node', () => {
+    const hollow: Identity = { kind: 'hollow', prefix: 'h', first: 2, count: 3 };
+    for (const node of ['h-2', 'h-3', 'h-4']) {
+      const one: Identity = { kind: 'node', node };
+      for (const subject of [SUBJECTS.nodeRegistration(node), SUBJECTS.nodeHeartbeat(node), SUBJECTS.podStatus(node, UID), SUBJECTS.containerEvents(node, UID)])
+        assert.ok(pub(hollow, subject) && pub(one, subject), subject);
+      assert.ok(pub(hollow, `$JS.API.CONSUMER.MSG.NEXT.${STREAMS.assign}.agent-${node}`));
+      assert.ok(sub(hollow, SUBJECTS.logRequests(node)));
+      assert.ok(!pub(hollow, SUBJECTS.nodeLifecycleEvents(node)));
+      assert.ok(!pub(hollow, SUBJECTS.assignment(node, UID)));
+    }
+    // Its neighbours, even those whose names share the prefix, stay out of reach.
+    for (const node of ['h-1', 'h-5', 'h-20', 'h']) {
+      assert.ok(!pub(hollow, SUBJECTS.nodeHeartbeat(node)), node);
+      assert.ok(!pub(hollow, SUBJECTS.podStatus(node, UID)), node);
+      assert.ok(!pub(hollow, `$JS.API.CONSUMER.MSG.NEXT.${STREAMS.assign}.agent-${node}`), node);
+      assert.ok(!sub(hollow, SUBJECTS.logRequests(node)), node);
+    }
+    assert.ok(!pub(hollow, SUBJECTS.pod('default', 'web')));
+    assert.ok(!pub(hollow, `$JS.API.STREAM.PURGE.${STREAMS.pods}`));
+    // One inbox for the process; its nodes' own inboxes are not part of it.
+    assert.ok(sub(hollow, `${inboxPrefix(hollow)}.x`));
+    assert.ok(!sub(hollow, `${inboxPrefix({ kind: 'node', node: 'h-2' })}.x`));
+    assert.ok(!sub(hollow, '_INBOX.x'));
+  });
+
   it('names identities and inboxes injectively', () => {
+    assert.equal(identityName({ kind: 'hollow', prefix: 'a-1', first: 0, count: 10 }), 'hollow:a-1-0..9');
+    assert.deepEqual(parseIdentity('hollow:a-1-0..9'), { kind: 'hollow', prefix: 'a-1', first: 0, count: 10 });
+    assert.equal(parseIdentity('hollow:a-9..0'), undefined);
+    assert.notEqual(inboxPrefix({ kind: 'hollow', prefix: 'a', first: 0, count: 10 }), inboxPrefix({ kind: 'hollow', prefix: 'a', first: 0, count: 11 }));
     assert.equal(inboxPrefix(node1), '_INBOX_node_node-1');
     assert.equal(inboxPrefix({ kind: 'node', node: 'a.b' }), '_INBOX_node_a_b');
     assert.deepEqual(parseIdentity('node:a.b'), { kind: 'node', node: 'a.b' });

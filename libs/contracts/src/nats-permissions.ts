@@ -9,12 +9,24 @@ import { CORE_ROUTES, subjectMatches, WRITE_ROUTES, type Writer } from './writer
 
 /** Who connects: the control plane's components, the read-only tools, the operator, one per node. */
 export type Identity =
-  | { kind: 'api' }
-  | { kind: 'scheduler' }
-  | { kind: 'alerter' }
-  | { kind: 'jetctl' }
-  | { kind: 'admin' }
-  | { kind: 'node'; node: string };
+  { kind: 'api' } | { kind: 'scheduler' } | { kind: 'alerter' } | { kind: 'jetctl' } | { kind: 'admin' } | { kind: 'node'; node: string } | HollowIdentity;
+
+/**
+ * One process of hollow nodes (`apps/agent` hollow mode): every agent in it connects as this
+ * identity, whose permissions are those of its nodes `${prefix}-${first}` ..
+ * `${prefix}-${first + count - 1}` together, and of no other node.
+ */
+export interface HollowIdentity {
+  kind: 'hollow';
+  prefix: string;
+  first: number;
+  count: number;
+}
+
+/** The node names a hollow identity covers, in order. */
+export function hollowNodes(id: HollowIdentity): string[] {
+  return Array.from({ length: id.count }, (_, i) => `${id.prefix}-${id.first + i}`);
+}
 
 export interface Permissions {
   publish: { allow: string[]; deny: string[] };
@@ -26,12 +38,19 @@ const STREAM_NAMES = Object.values(STREAMS);
 
 /** `api`, `scheduler`, …, `node:<name>`: how an identity is named in files, logs and the server's config. */
 export function identityName(id: Identity): string {
+  if (id.kind === 'hollow') return `hollow:${id.prefix}-${id.first}..${id.first + id.count - 1}`;
   return id.kind === 'node' ? `node:${id.node}` : id.kind;
 }
 
-/** Parses `api`, `node:<name>`, …; undefined for anything else. */
+/** Parses `api`, `node:<name>`, `hollow:<prefix>-<first>..<last>`, …; undefined for anything else. */
 export function parseIdentity(name: string): Identity | undefined {
   if (name.startsWith('node:') && name.length > 5) return { kind: 'node', node: name.slice(5) };
+  const hollow = /^hollow:(.+)-(\d+)\.\.(\d+)$/.exec(name);
+  if (hollow) {
+    const first = Number(hollow[2]);
+    const last = Number(hollow[3]);
+    return last >= first ? { kind: 'hollow', prefix: hollow[1] ?? '', first, count: last - first + 1 } : undefined;
+  }
   if (name === 'api' || name === 'scheduler' || name === 'alerter' || name === 'jetctl' || name === 'admin') return { kind: name };
   return undefined;
 }
@@ -41,6 +60,7 @@ export function parseIdentity(name: string): Identity | undefined {
  * there, so nobody reads another client's replies (logs, exec frames, JetStream acks).
  */
 export function inboxPrefix(id: Identity): string {
+  if (id.kind === 'hollow') return `_INBOX_hollow_${token(id.prefix)}_${id.first}_${id.count}`;
   return id.kind === 'node' ? `_INBOX_node_${token(id.node)}` : `_INBOX_${id.kind}`;
 }
 
@@ -103,7 +123,7 @@ function writerOfIdentity(id: Identity): Writer | undefined {
 }
 
 function readerOfIdentity(id: Identity): Reader | undefined {
-  if (id.kind === 'admin') return undefined;
+  if (id.kind === 'admin' || id.kind === 'hollow') return undefined;
   return id.kind === 'node' ? 'agent' : id.kind;
 }
 
@@ -137,6 +157,16 @@ const unique = (xs: string[]): string[] => [...new Set(xs)];
 /** The permissions of one identity, from the tables. */
 export function permissionsFor(id: Identity): Permissions {
   const inbox = `${inboxPrefix(id)}.>`;
+  if (id.kind === 'hollow') {
+    // Its nodes' permissions together, with one inbox for the process instead of one per node.
+    const inbox = `${inboxPrefix(id)}.>`;
+    const each = hollowNodes(id).map((node) => permissionsFor({ kind: 'node', node }));
+    const nodeInboxes = new Set(hollowNodes(id).map((node) => `${inboxPrefix({ kind: 'node', node })}.>`));
+    return {
+      publish: { allow: unique(each.flatMap((p) => p.publish.allow)), deny: unique(each.flatMap((p) => p.publish.deny)) },
+      subscribe: { allow: unique([inbox, ...each.flatMap((p) => p.subscribe.allow).filter((s) => !nodeInboxes.has(s))]), deny: [] },
+    };
+  }
   if (id.kind === 'admin') {
     // Stream management and reading, with its own inbox; it writes no facts.
     return { publish: { allow: [`${JS}.>`, '$JS.ACK.>'], deny: [] }, subscribe: { allow: [inbox], deny: [] } };
