@@ -161,6 +161,8 @@ case "${1:-up}" in
     ensure_api_auth "$JETLET_STATE/auth"
     # So is NATS: an identity per component and per node, the servers' permissions generated.
     ensure_lab_nats_auth "$JETLET_STATE/nats-auth" $(seq -f 'node-%g' 1 "${LAB_NODES:-3}")
+    # And the hollow profile's process: one identity for its nodes hollow-0.., and no other.
+    node dist/apps/cli/src/main.js hollow credentials hollow --count "${HOLLOW_NODES:-200}" --dir "$JETLET_STATE/nats-auth" >/dev/null
     # Servers already running read a new node's identity on SIGHUP.
     docker-compose kill -s HUP nats-1 nats-2 nats-3 >/dev/null 2>&1 || true
     if [ "${LAB_INSECURE:-}" = 1 ]; then
