@@ -144,14 +144,16 @@ describe('the JetStream transport: invalid messages on every consumer', () => {
     assert.ok(alerter.running && cluster.agents.get(node)?.process.running, 'the alerter and the agent are still up');
   });
 
-  it('drops and counts a bad frame and a bad log control on the agent core subscriptions, and serves the next stream request', async () => {
+  it('drops and counts a bad frame, a bad log control and a bad mirror notice on the agent core subscriptions, and serves the next stream request', async () => {
     const inputs = SUBJECTS.nodeStreamInput(node);
     const controls = SUBJECTS.nodeLogStreamControl(node);
+    const mirrors = SUBJECTS.mirrorDeleted(node);
     const nc = await connect({ servers: cluster.nats.url });
     let answer;
     try {
       nc.publish(SUBJECTS.streamInput(node, randomUUID()), Buffer.from('no'));
       nc.publish(SUBJECTS.logStreamControl(node, randomUUID()), 'this is not a control {');
+      nc.publish(mirrors, JSON.stringify({ uid: 'not-a-uid' }));
       const request = {
         version: 1,
         streamId: randomUUID(),
@@ -172,13 +174,14 @@ describe('the JetStream transport: invalid messages on every consumer', () => {
     const terminated = 'jetlet_bus_messages_terminated_total';
     const page = async (): Promise<string> => (await fetch(`${cluster.agentUrl(node)}/metrics`)).text();
     await cluster.withLogs(
-      waitFor('the agent to count the bad frame and the bad control', async () => {
+      waitFor('the agent to count the bad frame, the bad control and the bad mirror notice', async () => {
         const text = await page();
-        return series(text, terminated, `stream="core",consumer="${inputs}"`) === 1 && series(text, terminated, `stream="core",consumer="${controls}"`) === 1;
+        return [inputs, controls, mirrors].every((subject) => series(text, terminated, `stream="core",consumer="${subject}"`) === 1);
       }),
     );
     const text = await page();
-    assert.equal(series(text, 'jetlet_bus_handler_errors_total', `stream="core",consumer="${inputs}"`), 0);
+    for (const subject of [inputs, controls, mirrors])
+      assert.equal(series(text, 'jetlet_bus_handler_errors_total', `stream="core",consumer="${subject}"`), 0, subject);
     assert.ok(cluster.agents.get(node)?.process.running, 'the agent is still up');
   });
 });

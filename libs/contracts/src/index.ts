@@ -40,6 +40,7 @@ export * from './messages/image-pull-progress.event.js';
 export * from './config.js';
 export * from './logs/pod-log-options.model.js';
 export * from './logs/log-stream.message.js';
+export * from './control/mirror-pod-deleted.message.js';
 export * from './streams/pod-stream.message.js';
 export * from './streams/stats-summary.message.js';
 export * from './names.js';

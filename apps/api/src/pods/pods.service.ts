@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BUS, JetStreamClient, SequenceConflictError, type Bus } from '#bus';
-import { ContractValidationError, parseContract, PodManifest, STREAMS, SUBJECTS, UNSUPPORTED_FIELD_MESSAGE, type Pod } from '#contracts';
+import { ContractValidationError, MirrorPodDeleted, parseContract, PodManifest, STREAMS, SUBJECTS, UNSUPPORTED_FIELD_MESSAGE, type Pod } from '#contracts';
 import {
   ApplyConflictError,
   applyManagedFields,
@@ -457,7 +457,9 @@ export class PodsService {
         this.logger.log(`deletion of ${podRef(record)} requested (grace ${grace}s)`);
         // A static pod runs on: tell its agent, which shows the mirror again.
         if (record.mirror && record.nodeName)
-          this.client.emit(SUBJECTS.mirrorDeleted(record.nodeName), { uid: record.uid }).subscribe({ error: () => undefined });
+          this.client
+            .emit(SUBJECTS.mirrorDeleted(record.nodeName), parseContract(MirrorPodDeleted, { uid: record.uid }, MirrorPodDeleted.name))
+            .subscribe({ error: () => undefined });
         await this.projection.waitForPods(seq, this.config.WRITE_TIMEOUT_SECONDS * 1000);
         return podView(record);
       } catch (error) {

@@ -1,0 +1,10 @@
+import { IsUUID } from 'class-validator';
+
+/**
+ * The API deleted the mirror pod of a static pod. Core NATS, not a fact: the static pod runs
+ * on, so its agent announces the mirror again. Writer: the API, on `SUBJECTS.mirrorDeleted(node)`.
+ */
+export class MirrorPodDeleted {
+  @IsUUID()
+  uid: string;
+}
