@@ -53,25 +53,31 @@ async function dockerRuns(label: string, withSandbox: boolean): Promise<number[]
   return samples;
 }
 
-async function main(): Promise<void> {
-  const cluster = await Cluster.start();
-  const node = uniqueName('bench-node');
+/** POST → Running on a fresh cluster with one agent: open, or secured (API tokens, RBAC, audit, and per-component NATS identities). */
+async function clusterPodStarts(secure: boolean): Promise<number[]> {
+  const cluster = await Cluster.start({}, { secure, secureNats: secure });
   try {
-    await cluster.startAgent(node, { RESYNC_SECONDS: '10', HEARTBEAT_SECONDS: '10' });
-    const label = `io.jetlet.bench=${node}`;
-    const docker = summary(await dockerRuns(label, false));
-    const dockerPod = summary(await dockerRuns(label, true));
-    const jetlet = summary(await jetletPodStarts(cluster));
-    const row = (name: string, s: { p50: number; p99: number }): string =>
-      `${name.padEnd(46)} ${s.p50.toFixed(0).padStart(7)} ${s.p99.toFixed(0).padStart(7)} ${(s.p50 / docker.p50).toFixed(2).padStart(7)}`;
-    console.log(`\npod start latency, ${PODS} sequential starts (ms)`);
-    console.log(`${''.padEnd(46)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} ${'×docker'.padStart(7)}`);
-    console.log(row('docker run -d (one container)', docker));
-    console.log(row('docker run -d sandbox + joined container', dockerPod));
-    console.log(row('jetlet pod: POST → Running seen through the API', jetlet));
+    await cluster.startAgent(uniqueName('bench-node'), { RESYNC_SECONDS: '10', HEARTBEAT_SECONDS: '10' });
+    return await jetletPodStarts(cluster);
   } finally {
     await cluster.stop();
   }
+}
+
+async function main(): Promise<void> {
+  const label = `io.jetlet.bench=${uniqueName('bench-docker')}`;
+  const docker = summary(await dockerRuns(label, false));
+  const dockerPod = summary(await dockerRuns(label, true));
+  const open = summary(await clusterPodStarts(false));
+  const secured = summary(await clusterPodStarts(true));
+  const row = (name: string, s: { p50: number; p99: number }): string =>
+    `${name.padEnd(58)} ${s.p50.toFixed(0).padStart(7)} ${s.p99.toFixed(0).padStart(7)} ${(s.p50 / docker.p50).toFixed(2).padStart(7)}`;
+  console.log(`\npod start latency, ${PODS} sequential starts (ms)`);
+  console.log(`${''.padEnd(58)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} ${'×docker'.padStart(7)}`);
+  console.log(row('docker run -d (one container)', docker));
+  console.log(row('docker run -d sandbox + joined container', dockerPod));
+  console.log(row('jetlet pod: POST → Running seen through the API', open));
+  console.log(row('  the same, secured (API auth + audit, NATS identities)', secured));
 }
 
 await main();
