@@ -4,7 +4,7 @@ import type { Container, PodManifest, RestartPolicy } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime/port';
 import { BackoffBook, KUBERNETES_BACKOFF, crashKey } from './backoff.js';
 import { containerName, containerSpecHash, sandboxName } from './pod-naming.js';
-import { MINIMUM_GRACE_SECONDS, planReconcile, startKey, type Action, type DesiredPod, type PlanInput, type PodRef } from './reconcile.js';
+import { MINIMUM_GRACE_SECONDS, planReconcile, startKey, type Action, type DesiredPod, type PlanInput, type PodRef, type ProbeResults } from './reconcile.js';
 
 const UID_A = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
 const UID_B = '0b7e6a52-8d1f-4c3e-a5b9-1f2e3d4c5b6a';
@@ -354,6 +354,39 @@ describe('planReconcile: crash restarts and back-off', () => {
     assert.deepEqual(
       sut.actions.map((a) => (a.kind === 'StartContainer' ? [a.attempt, a.restart] : a.kind)),
       [[2, { key: crashKey(UID_A, 'web'), deathMs: createdMs }]],
+    );
+  });
+});
+
+describe('planReconcile: probe kills', () => {
+  /** A pod whose `web` container has a liveness probe, and `web`'s running container as created from that spec. */
+  function probed(probeGrace?: number): { pod: DesiredPod; web: RuntimeContainer } {
+    const pod = desired(ref(UID_A), 'Always', ['web']);
+    const spec = pod.manifest.spec.containers[0];
+    spec.livenessProbe = { exec: { command: ['true'] }, ...(probeGrace === undefined ? {} : { terminationGracePeriodSeconds: probeGrace }) };
+    const running = app(pod, 'web', 0);
+    return { pod, web: { ...running, labels: { ...running.labels, [LABELS.specHash]: containerSpecHash(spec) } } };
+  }
+  const planWith = (pod: DesiredPod, observed: RuntimeContainer[], probes: Map<string, ProbeResults>): ReturnType<typeof planReconcile> =>
+    planReconcile({ desired: [pod], observed, nowMs: T0 + MINUTE, backoff: new BackoffBook(KUBERNETES_BACKOFF), orphanGraceSeconds: ORPHAN_GRACE, probes });
+
+  it('leaves a running container alone while its probes pass', () => {
+    const { pod, web } = probed();
+    assert.deepEqual(planWith(pod, [sandbox(pod), web], new Map([[web.id, { ready: true }]])).actions, []);
+  });
+
+  it('kills a container whose liveness probe failed, with the probe’s own grace, and starts nothing until it is dead', () => {
+    const { pod, web } = probed(5);
+    const sut = planWith(pod, [sandbox(pod), web], new Map([[web.id, { unhealthy: 'LivenessProbe' }]]));
+    assert.deepEqual(sut.actions, [{ kind: 'KillContainer', pod, containerId: web.id, containerName: 'web', graceSeconds: 5, reason: 'LivenessProbe' }]);
+  });
+
+  it('kills for a failed startup probe with the pod’s grace when the probe sets none', () => {
+    const { pod, web } = probed();
+    const sut = planWith(pod, [sandbox(pod), web], new Map([[web.id, { unhealthy: 'StartupProbe' }]]));
+    assert.deepEqual(
+      sut.actions.map((a) => a.kind === 'KillContainer' && [a.reason, a.graceSeconds]),
+      [['StartupProbe', 30]],
     );
   });
 });

@@ -54,7 +54,8 @@ export type Action =
       /** An ephemeral container's target, running: the new container joins its process namespace. */
       pidOf?: string;
     }
-  | { kind: 'KillContainer'; pod: DesiredPod; containerId: string; containerName: string; graceSeconds: number; reason: 'SpecChanged' }
+  /** Stops one running container, to start it again: its spec changed, or its liveness or startup probe failed. */
+  | { kind: 'KillContainer'; pod: DesiredPod; containerId: string; containerName: string; graceSeconds: number; reason: 'SpecChanged' | ProbeKill }
   /**
    * Stops every container of the pod, app containers first, then the sidecars one by one in
    * `sidecarIds` order (reverse of the spec), the sandbox last; `remove` removes them too.
@@ -95,8 +96,12 @@ export interface PlanInput {
   startBackoff?: BackoffBook;
   /** Grace for containers of pods this node does not know (or no longer knows). */
   orphanGraceSeconds: number;
-  /** Probe results by container id: a sidecar with a startup probe lets the next init container start once it has passed. */
-  probes?: ReadonlyMap<string, { started?: boolean; ready?: boolean }>;
+  /**
+   * Probe results by container id: a sidecar with a startup probe lets the next init container
+   * start once it has passed; a container whose liveness or startup probe failed past its
+   * threshold (`unhealthy`) is killed by its pod's worker, and its restart policy does the rest.
+   */
+  probes?: ReadonlyMap<string, ProbeResults>;
 }
 
 export interface Plan {
@@ -111,6 +116,16 @@ export interface Plan {
  * changed spec is tried at once.
  */
 export const startKey = (uid: string, container: Container): string => `${uid}/start:${container.name}:${containerSpecHash(container)}`;
+
+/** Why a probe has a running container killed. */
+export type ProbeKill = 'LivenessProbe' | 'StartupProbe';
+
+/** What the probes say of one container: startup passed, readiness passed, or killed for a failed probe. */
+export interface ProbeResults {
+  started?: boolean;
+  ready?: boolean;
+  unhealthy?: ProbeKill;
+}
 
 const grace = (seconds: number): number => Math.max(MINIMUM_GRACE_SECONDS, seconds);
 
@@ -267,6 +282,7 @@ export function planReconcile(input: PlanInput): Plan {
         return latest;
       }
       if (latest.state === 'running') {
+        const unhealthy = input.probes?.get(latest.id)?.unhealthy;
         // A changed spec restarts a running container at once, whatever the policy: kill, then start the new spec.
         if (latest.labels[LABELS.specHash] !== containerSpecHash(container)) {
           actions.push({
@@ -278,6 +294,17 @@ export function planReconcile(input: PlanInput): Plan {
             reason: 'SpecChanged',
           });
           actions.push({ kind: 'StartContainer', pod, container, attempt: attemptOf(latest) + 1, sandboxId: sandbox.id });
+        } else if (unhealthy) {
+          // The probe's own grace first, as the kubelet's probe-level terminationGracePeriodSeconds.
+          const probe = unhealthy === 'LivenessProbe' ? container.livenessProbe : container.startupProbe;
+          actions.push({
+            kind: 'KillContainer',
+            pod,
+            containerId: latest.id,
+            containerName: container.name,
+            graceSeconds: grace(probe?.terminationGracePeriodSeconds ?? podGrace),
+            reason: unhealthy,
+          });
         }
         return latest;
       }

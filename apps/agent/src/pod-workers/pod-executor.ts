@@ -88,9 +88,12 @@ export class PodExecutor {
         return this.runSandbox(action.pod, action.attempt);
       case 'StartContainer':
         return this.startContainer(action.pod, action.container, action.attempt, action.sandboxId, action.pidOf);
-      case 'KillContainer':
-        this.events.normal(action.pod, 'Killing', `Container ${action.containerName} definition changed, will be restarted`, action.containerName);
+      case 'KillContainer': {
+        // The kubelet's words: "failed liveness probe" / "failed startup probe" / "definition changed".
+        const why = action.reason === 'SpecChanged' ? 'definition changed' : `failed ${action.reason === 'LivenessProbe' ? 'liveness' : 'startup'} probe`;
+        this.events.normal(action.pod, 'Killing', `Container ${action.containerName} ${why}, will be restarted`, action.containerName);
         return this.stopContainer(action.pod, action.containerName, action.containerId, action.graceSeconds);
+      }
       case 'KillPod':
         return this.killPod(action);
       case 'RemoveContainer': {
@@ -262,7 +265,9 @@ export class PodExecutor {
         'FailedToRetrieveImagePullSecret',
         `Unable to retrieve some image pull secrets (${failed.join(', ')}); attempting to pull the image may not succeed.`,
       );
-    const secrets = records.filter((r) => r !== undefined).map((r) => ({ name: r.name, ...(r.type ? { type: r.type } : {}), ...(r.data ? { data: r.data } : {}) }));
+    const secrets = records
+      .filter((r) => r !== undefined)
+      .map((r) => ({ name: r.name, ...(r.type ? { type: r.type } : {}), ...(r.data ? { data: r.data } : {}) }));
     return CredentialKeyring.fromSecrets(secrets).lookup(image);
   }
 
@@ -299,7 +304,6 @@ export class PodExecutor {
       this.events.pullProgress(pod, { containerName: container.name, image: container.image, ...progress, observedAt: new Date(nowMs).toISOString() });
     };
   }
-
 
   /**
    * The kubelet's image step: policy, reference check, pull with back-off. False when the

@@ -1,18 +1,14 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Container, Probe } from '#contracts';
-import { containerSpecHash, podContainers, ProbeTracker, runningSandboxes, type DesiredPod, type ProbeType } from '#domain';
+import { containerSpecHash, podContainers, ProbeTracker, runningSandboxes, type DesiredPod, type ProbeResults, type ProbeType } from '#domain';
 import { podRef } from '#observability';
 import { LABELS, type RuntimeContainer } from '#runtime';
 import { AgentMetrics } from '../agent.metrics.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
 import { HandlerRunner } from '../lifecycle/handler-runner.js';
-import { PodExecutor } from '../pod-workers/pod-executor.js';
 
-/** What the probes say of one container: startup passed, readiness passed. */
-export interface ProbeState {
-  started?: boolean;
-  ready?: boolean;
-}
+/** What the probes say of one container (see ProbeResults): the reconcile plan reads it. */
+export type ProbeState = ProbeResults;
 
 const TYPES: Array<{ type: ProbeType; field: 'startupProbe' | 'livenessProbe' | 'readinessProbe'; title: string }> = [
   { type: 'startup', field: 'startupProbe', title: 'Startup' },
@@ -71,7 +67,7 @@ class ProbeWorker {
     // The kubelet's prober words it so (an exec probe: the command's output alone); repeats aggregate into one Event.
     if (!outcome.ok) this.prober.events.warning(this.pod, 'Unhealthy', `${this.title} probe failed: ${outcome.output ?? outcome.message}`, this.spec.name);
     if (this.tracker.record(outcome.ok ? 'success' : 'failure')) {
-      const keepGoing = await this.prober.changed(this, this.tracker.result);
+      const keepGoing = this.prober.changed(this, this.tracker.result);
       if (!keepGoing) return this.stop();
     }
     next();
@@ -80,8 +76,10 @@ class ProbeWorker {
 
 /**
  * Runs every probe of every running container on its own timer. Readiness and startup
- * results feed the pod status; a liveness or startup failure past its threshold kills the
- * container (preStop first, within its grace), and the restart policy does the rest.
+ * results feed the pod status. A liveness or startup failure past its threshold marks the
+ * container unhealthy and asks for a pass: the prober never stops a container itself, the
+ * pod's worker does (preStop first, within the probe's grace), in order with the rest of that
+ * pod's work, and the restart policy does the rest.
  */
 @Injectable()
 export class ProberService implements OnModuleDestroy {
@@ -93,7 +91,6 @@ export class ProberService implements OnModuleDestroy {
   constructor(
     readonly handlers: HandlerRunner,
     readonly events: EventRecorder,
-    private readonly executor: PodExecutor,
     readonly metrics: AgentMetrics,
   ) {}
 
@@ -135,7 +132,9 @@ export class ProberService implements OnModuleDestroy {
           if (!probe) continue;
           const key = `${c.id}/${type}`;
           wanted.add(key);
-          if (this.workers.has(key) || (type === 'startup' && this.state(c.id).started)) continue;
+          const state = this.state(c.id);
+          // A container marked for killing is probed no more; its next run gets new workers.
+          if (this.workers.has(key) || state.unhealthy || (type === 'startup' && state.started)) continue;
           const worker = new ProbeWorker(this, pod, spec, c, type, title, probe, podIP);
           this.workers.set(key, worker);
           worker.start();
@@ -151,9 +150,10 @@ export class ProberService implements OnModuleDestroy {
   }
 
   /** A probe's result flipped. Returns whether its worker goes on probing. */
-  async changed(worker: ProbeWorker, result: 'success' | 'failure'): Promise<boolean> {
+  changed(worker: ProbeWorker, result: 'success' | 'failure'): boolean {
     const id = worker.container.id;
     const state = { ...this.state(id) };
+    const kills = result === 'failure' && (worker.type === 'liveness' || worker.type === 'startup');
     switch (worker.type) {
       case 'readiness':
         state.ready = result === 'success';
@@ -164,6 +164,10 @@ export class ProberService implements OnModuleDestroy {
       case 'liveness':
         break;
     }
+    if (kills) {
+      state.unhealthy = worker.type === 'liveness' ? 'LivenessProbe' : 'StartupProbe';
+      this.logger.log(`${podRef(worker.pod)} container ${worker.spec.name} failed its ${worker.type} probe; it will be killed`);
+    }
     this.states.set(id, state);
     this.events.probeResult(worker.pod, {
       containerName: worker.spec.name,
@@ -173,17 +177,6 @@ export class ProberService implements OnModuleDestroy {
       observedAt: new Date().toISOString(),
     });
     this.onChange();
-    if (worker.type === 'startup' && result === 'success') return false;
-    if (result === 'failure' && (worker.type === 'liveness' || worker.type === 'startup')) {
-      const grace = worker.probe.terminationGracePeriodSeconds ?? worker.pod.manifest.spec.terminationGracePeriodSeconds ?? 30;
-      this.logger.log(`${podRef(worker.pod)} container ${worker.spec.name} failed its ${worker.type} probe; killing it`);
-      this.events.normal(worker.pod, 'Killing', `Container ${worker.spec.name} failed ${worker.type} probe, will be restarted`, worker.spec.name);
-      await this.executor.stopContainer(worker.pod, worker.spec.name, id, Math.max(2, grace)).catch((error: unknown) => {
-        this.logger.error(`killing ${podRef(worker.pod)} container ${worker.spec.name} failed: ${(error as Error).message}`);
-      });
-      this.onChange();
-      return false;
-    }
-    return true;
+    return !kills && !(worker.type === 'startup' && result === 'success');
   }
 }
