@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { readCgroupStats } from './cgroup-stats.js';
 import { Readable, type Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import Docker from 'dockerode';
@@ -366,17 +367,21 @@ export class DockerRuntime implements ContainerRuntime {
       if (progress.observe(message)) onProgress?.(progress.snapshot());
     };
     await new Promise<void>((resolve, reject) => {
-      this.docker.modem.followProgress(stream, (err, output) => {
-        if (err) {
-          reject(this.wrap(err, `pull image ${image}`));
-          return;
-        }
-        // The engine answers 200 and then reports failures (unknown manifest, auth,
-        // network) as a progress message, so completion alone does not mean success.
-        const failure = output.map(progressError).find((message) => message !== undefined);
-        if (failure !== undefined) reject(new RuntimeError(`docker pull image ${image} failed: ${failure}`));
-        else resolve();
-      }, onMessage);
+      this.docker.modem.followProgress(
+        stream,
+        (err, output) => {
+          if (err) {
+            reject(this.wrap(err, `pull image ${image}`));
+            return;
+          }
+          // The engine answers 200 and then reports failures (unknown manifest, auth,
+          // network) as a progress message, so completion alone does not mean success.
+          const failure = output.map(progressError).find((message) => message !== undefined);
+          if (failure !== undefined) reject(new RuntimeError(`docker pull image ${image} failed: ${failure}`));
+          else resolve();
+        },
+        onMessage,
+      );
     });
   }
 
@@ -505,7 +510,12 @@ export class DockerRuntime implements ContainerRuntime {
       if (statusCodeOf(err) === 404) return undefined;
       throw this.wrap(err, `inspect the size of container ${id}`);
     }
-    const logBytes = info.LogPath ? await stat(info.LogPath).then((s) => s.size, () => 0) : 0;
+    const logBytes = info.LogPath
+      ? await stat(info.LogPath).then(
+          (s) => s.size,
+          () => 0,
+        )
+      : 0;
     return { rootfsBytes: info.SizeRw ?? 0, logBytes };
   }
 
@@ -669,6 +679,9 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   async containerStats(id: string): Promise<ContainerStats> {
+    // The cgroup's own files when they are on this host (no engine call); else the engine's stats.
+    const local = readCgroupStats(id);
+    if (local) return local;
     let stats: DockerStatsJson;
     try {
       call('container_stats');
