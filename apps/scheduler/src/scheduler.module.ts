@@ -1,14 +1,21 @@
 import { Module } from '@nestjs/common';
 import { BusModule } from '#bus';
 import { loadConfig } from '#contracts';
-import { SCHEDULER_CONFIG } from './scheduler.constants.js';
+import { AssignmentsModule } from './assignments/assignments.module.js';
+import { BinderModule } from './binder/binder.module.js';
+import { CacheModule } from './cache/cache.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { NodeLifecycleModule } from './node-lifecycle/node-lifecycle.module.js';
 import { SchedulerConfig } from './scheduler.config.js';
-import { MetricsServer } from './metrics/metrics-server.service.js';
-import { SchedulingController } from './binder/scheduling.controller.js';
-import { SchedulingService } from './binder/scheduling.service.js';
+import { SchedulerCoreModule } from './scheduler-core.module.js';
 
 const config = loadConfig(SchedulerConfig);
 
+/**
+ * The scheduler: the bus, what every part shares (SchedulerCoreModule), and one module per
+ * folder: the cache of pods and nodes, node work (assignments), node lifecycle, the binder's
+ * pass and the metrics server.
+ */
 @Module({
   imports: [
     BusModule.forRoot(() => ({
@@ -20,8 +27,12 @@ const config = loadConfig(SchedulerConfig);
       // It reads back every write it makes (read-your-writes; its own bindings).
       reuseVerified: 4096,
     })),
+    SchedulerCoreModule.forConfig(config),
+    CacheModule,
+    AssignmentsModule,
+    NodeLifecycleModule,
+    BinderModule,
+    MetricsModule,
   ],
-  controllers: [SchedulingController],
-  providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, SchedulingService, MetricsServer],
 })
 export class SchedulerModule {}

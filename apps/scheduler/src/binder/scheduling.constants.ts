@@ -1,8 +1,5 @@
-import { SUBJECTS } from '#contracts';
+import { ASSIGNMENTS } from '../assignments/assignments.constants.js';
+import { CACHED } from '../cache/cache.constants.js';
 
-/** What the scheduler folds, one ordered consumer each: the whole pods stream, nodes, its own assignments. */
-export const FOLLOWED = {
-  pods: '>',
-  nodes: SUBJECTS.allNodes,
-  assignments: SUBJECTS.allAssignments,
-} as const;
+/** Every pattern the scheduler follows: a pass waits until each has caught up with its stream. */
+export const FOLLOWED = { ...CACHED, assignments: ASSIGNMENTS } as const;
