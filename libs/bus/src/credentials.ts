@@ -11,7 +11,10 @@ export interface BusCredentials {
 let warnedAnonymous = false;
 
 /** The connection options that authenticate as `credentials` and keep replies in its own inboxes. */
-export function credentialOptions(credentials: BusCredentials | undefined, logger: { warn(message: string): void }): { authenticator?: ReturnType<typeof nkeyAuthenticator>; inboxPrefix?: string } {
+export function credentialOptions(
+  credentials: BusCredentials | undefined,
+  logger: { warn(message: string): void },
+): { authenticator?: ReturnType<typeof nkeyAuthenticator>; inboxPrefix?: string } {
   if (!credentials) return {};
   if (!credentials.seedFile) {
     // Once per process: a process of hollow nodes opens hundreds of connections.
@@ -26,7 +29,6 @@ export function credentialOptions(credentials: BusCredentials | undefined, logge
   const seed = new TextEncoder().encode(readFileSync(credentials.seedFile, 'utf8').trim());
   return { authenticator: nkeyAuthenticator(seed), inboxPrefix: inboxPrefix(credentials.identity) };
 }
-
 
 /** A fresh inbox under the connection's own prefix (`_INBOX_<identity>` when it has credentials). */
 export function inboxFor(nc: NatsConnection): string {
@@ -66,4 +68,3 @@ export function tlsOptions(tls: BusTls | undefined): { tls?: TlsOptions } {
   for (const file of [tls.caFile, tls.certFile, tls.keyFile]) if (file) accessSync(file, constants.R_OK);
   return { tls: { ...tls } };
 }
-
