@@ -9,6 +9,9 @@
 # it unsecured on plain HTTP instead (anyone on this machine is cluster-admin).
 # NATS is secured too: one nkey identity per component and per node, with the permissions
 # `jetctl nats-config` generates ($JETLET_STATE/nats-auth). JETLET_INSECURE_NATS=1 runs it open.
+# JETLET_NATS_TLS=1 makes the NATS it starts require TLS, with a CA and certificates made by
+# `jetctl nats-tls` ($JETLET_STATE/nats-tls), and gives every app the CA; JETLET_NATS_TLS=verify
+# also makes the server require the client certificate the apps are given (mutual TLS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export JETLET_STATE="${JETLET_STATE:-$PWD/.jetlet/lab}"
@@ -55,20 +58,31 @@ up() {
     seed_api=(NATS_NKEY_SEED_FILE="$nauth/api.nk")
     seed_scheduler=(NATS_NKEY_SEED_FILE="$nauth/scheduler.nk")
   fi
+  local ntls="" tls_env=()
+  case "${JETLET_NATS_TLS:-}" in
+    "" | 0) ;;
+    1 | verify)
+      ntls="$JETLET_STATE/nats-tls"
+      ensure_nats_tls "$ntls" "$JETLET_NATS_TLS"
+      tls_env=(NATS_TLS_CA_FILE="$ntls/ca.crt")
+      [ "$JETLET_NATS_TLS" != verify ] || tls_env+=(NATS_TLS_CERT_FILE="$ntls/client.crt" NATS_TLS_KEY_FILE="$ntls/client.key")
+      ;;
+    *) log "JETLET_NATS_TLS must be 1 (TLS) or verify (TLS and client certificates)"; return 1 ;;
+  esac
   if [ -z "${NATS_URL:-}" ]; then
-    ensure_nats "$NATS_PORT" "$JETLET_STATE/nats-data" "$nauth"
+    ensure_nats "$NATS_PORT" "$JETLET_STATE/nats-data" "$nauth" "$ntls"
     NATS_URL="nats://127.0.0.1:$NATS_PORT"
   fi
   local server curl_auth=()
   if [ "${LAB_INSECURE:-}" = 1 ]; then
     log "LAB_INSECURE=1: the API runs WITHOUT authentication; anyone on this machine is cluster-admin"
     server="http://127.0.0.1:$API_PORT"
-    start_app api NATS_URL="$NATS_URL" "${seed_api[@]}" API_PORT="$API_PORT" API_INSECURE=true
+    start_app api NATS_URL="$NATS_URL" "${seed_api[@]}" "${tls_env[@]}" API_PORT="$API_PORT" API_INSECURE=true
     node dist/apps/cli/src/main.js kubeconfig --server "$server" >"$JETLET_STATE/kubeconfig"
   else
     ensure_api_auth "$JETLET_STATE/auth"
     server="https://127.0.0.1:$API_PORT"
-    start_app api NATS_URL="$NATS_URL" "${seed_api[@]}" API_PORT="$API_PORT" API_TOKEN_AUTH_FILE="$JETLET_STATE/auth/tokens.csv" \
+    start_app api NATS_URL="$NATS_URL" "${seed_api[@]}" "${tls_env[@]}" API_PORT="$API_PORT" API_TOKEN_AUTH_FILE="$JETLET_STATE/auth/tokens.csv" \
       API_AUTHORIZATION_FILE="$JETLET_STATE/auth/rbac.yaml" API_TLS_CERT_FILE="$JETLET_STATE/auth/tls.crt" API_TLS_PRIVATE_KEY_FILE="$JETLET_STATE/auth/tls.key" \
       API_CLIENT_CA_FILE="$JETLET_STATE/auth/client-ca.crt"
     node dist/apps/cli/src/main.js kubeconfig --server "$server" --token "$(admin_token "$JETLET_STATE/auth")" \
@@ -76,8 +90,8 @@ up() {
     chmod 600 "$JETLET_STATE/kubeconfig"
     curl_auth=(--cacert "$JETLET_STATE/auth/tls.crt" -H "Authorization: Bearer $(admin_token "$JETLET_STATE/auth")")
   fi
-  start_app scheduler NATS_URL="$NATS_URL" "${seed_scheduler[@]}"
-  start_app agent NATS_URL="$NATS_URL" "${seed_agent[@]}" NODE_NAME="$NODE_NAME" AGENT_ROOT_DIR="$JETLET_STATE/agent"
+  start_app scheduler NATS_URL="$NATS_URL" "${seed_scheduler[@]}" "${tls_env[@]}"
+  start_app agent NATS_URL="$NATS_URL" "${seed_agent[@]}" "${tls_env[@]}" NODE_NAME="$NODE_NAME" AGENT_ROOT_DIR="$JETLET_STATE/agent"
   wait_http "$server/version" "the API" "${curl_auth[@]}"
   for _ in $(seq 1 100); do
     curl -fsS "${curl_auth[@]}" "$server/api/v1/nodes/$NODE_NAME" 2>/dev/null | grep -q '"KubeletReady"' && break
@@ -85,6 +99,11 @@ up() {
   done
   local nats_note="open to anyone on this machine (JETLET_INSECURE_NATS=1)"
   [ -z "$nauth" ] || nats_note="identities in $nauth; jetctl reads the streams with NATS_NKEY_SEED_FILE=$nauth/jetctl.nk"
+  if [ -n "$ntls" ]; then
+    local tls_kind="TLS"
+    [ "$JETLET_NATS_TLS" != verify ] || tls_kind="mutual TLS"
+    nats_note="$nats_note; $tls_kind with the CA $ntls/ca.crt (for jetctl: export ${tls_env[*]})"
+  fi
   cat <<MSG
 jetlet lab is up: node $NODE_NAME, API $server, NATS $NATS_URL
   logs:   $JETLET_STATE/{api,scheduler,agent}.log

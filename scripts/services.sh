@@ -62,22 +62,26 @@ ensure_docker() {
   return 1
 }
 
-# ensure_nats PORT DATA_DIR [AUTH_DIR]: a JetStream-enabled server on 127.0.0.1:PORT, unless one
-# answers there; with AUTH_DIR (from `jetctl nats-config`), it accepts only those identities.
+# ensure_nats PORT DATA_DIR [AUTH_DIR] [TLS_DIR]: a JetStream-enabled server on 127.0.0.1:PORT, unless
+# one answers there; with AUTH_DIR (from `jetctl nats-config`), it accepts only those identities;
+# with TLS_DIR (from `jetctl nats-tls`), only TLS clients (and with its verify, client certificates).
 ensure_nats() {
-  local port="$1" dir="$2" auth="${3:-}" args
+  local port="$1" dir="$2" auth="${3:-}" tls="${4:-}" args conf_dir
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-    [ -z "$auth" ] || log "a NATS server already answers on 127.0.0.1:$port; it keeps its own authorization (stop it to run secured)"
+    [ -z "$auth$tls" ] || log "a NATS server already answers on 127.0.0.1:$port; it keeps its own authorization and TLS (stop it to run secured)"
     return 0
   fi
   mkdir -p "$dir"
   args=(-js -sd "$dir" -a 127.0.0.1 -p "$port")
-  if [ -n "$auth" ]; then
-    # Included relative to the including file, so the server's file sits beside auth.conf.
-    printf 'include "auth.conf"\n' >"$auth/server.conf"
-    args+=(-c "$auth/server.conf")
+  conf_dir="${auth:-$tls}"
+  if [ -n "$conf_dir" ]; then
+    # Included relative to the including file, so the server's file sits beside auth.conf (or tls.conf).
+    : >"$conf_dir/server.conf"
+    [ -z "$auth" ] || printf 'include "auth.conf"\n' >>"$conf_dir/server.conf"
+    [ -z "$tls" ] || printf 'include "%s/tls.conf"\n' "$(realpath --relative-to="$conf_dir" "$tls")" >>"$conf_dir/server.conf"
+    args+=(-c "$conf_dir/server.conf")
   fi
-  log "starting nats-server on 127.0.0.1:$port${auth:+ with the identities of $auth}"
+  log "starting nats-server on 127.0.0.1:$port${auth:+ with the identities of $auth}${tls:+ with TLS from $tls}"
   nats-server "${args[@]}" >"$JETLET_STATE/nats-$port.log" 2>&1 &
   echo $! >"$JETLET_STATE/nats-$port.pid"
   for _ in $(seq 1 100); do
@@ -195,6 +199,15 @@ ensure_lab_nats_auth() {
   else
     printf 'include "auth.conf"\n' >"$dir/server.conf"
   fi
+}
+
+# ensure_nats_tls DIR [verify]: `jetctl nats-tls`'s CA (kept once made), server certificate for
+# 127.0.0.1 and localhost, and tls.conf; with `verify`, also a client certificate (client.crt,
+# client.key) and a server that requires one.
+ensure_nats_tls() {
+  local dir="$1" verify=()
+  [ "${2:-}" != verify ] || verify=(--verify)
+  node dist/apps/cli/src/main.js nats-tls --out "$dir" "${verify[@]}" >/dev/null
 }
 
 # admin_token DIR: the admin token of ensure_api_auth's token file.

@@ -2,11 +2,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Docker from 'dockerode';
 import type { Identity, Pod } from '#contracts';
-import { credentialOptions } from '#bus/credentials';
+import { busTls, credentialOptions, tlsOptions } from '#bus/credentials';
 import { addHollowCredentials, addNodeCredentials, seedFileName, writeNatsConfig } from '../../apps/cli/src/nats-config.js';
+import { writeNatsTls, type NatsTlsFiles } from '../../apps/cli/src/nats-tls.js';
 import { ApiCredentials, type TestUser } from './auth.js';
 import { freePort, ManagedProcess, NatsServer, ROOT, waitFor } from './processes.js';
 import { parsePrometheusText, type Exposition } from './prometheus.js';
@@ -37,6 +38,14 @@ export function uniqueName(prefix: string): string {
 export function profileArgs(): string[] {
   const dir = process.env.JETLET_PROFILE_DIR;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
+/** NATS_TLS_* for a process that reaches NATS over TLS: the CA and, when the server verifies clients, the client certificate. */
+export function natsTlsEnv(tls: NatsTlsFiles | undefined): Record<string, string> {
+  if (!tls) return {};
+  const env: Record<string, string> = { NATS_TLS_CA_FILE: tls.caFile };
+  if (tls.clientCertFile && tls.clientKeyFile) Object.assign(env, { NATS_TLS_CERT_FILE: tls.clientCertFile, NATS_TLS_KEY_FILE: tls.clientKeyFile });
+  return env;
 }
 
 function startApp(name: string, label: string, env: Record<string, string>): ManagedProcess {
@@ -79,29 +88,35 @@ export class Cluster {
     return this.nats.authDir ? join(this.nats.authDir, seedFileName(id)) : undefined;
   }
 
-  /** NATS_NKEY_SEED_FILE for a process of `id`, when NATS runs secured. */
+  /** NATS_NKEY_SEED_FILE for a process of `id`, when NATS runs secured, and NATS_TLS_* when it requires TLS. */
   private natsEnv(id: Identity): Record<string, string> {
     const seed = this.seedFile(id);
-    return seed ? { NATS_NKEY_SEED_FILE: seed } : {};
+    return { ...(seed ? { NATS_NKEY_SEED_FILE: seed } : {}), ...natsTlsEnv(this.nats.tls) };
   }
 
-  /** Connection options that authenticate as `id` (a test acting as that component, or as an attacker holding its seed). */
-  natsOptions(id: Identity): ReturnType<typeof credentialOptions> {
-    return credentialOptions({ identity: id, seedFile: this.seedFile(id) }, { warn: () => undefined });
+  /** Connection options that authenticate as `id` (a test acting as that component, or as an attacker holding its seed), over TLS when the server requires it. */
+  natsOptions(id: Identity): ReturnType<typeof credentialOptions> & ReturnType<typeof tlsOptions> {
+    return { ...credentialOptions({ identity: id, seedFile: this.seedFile(id) }, { warn: () => undefined }), ...tlsOptions(busTls(natsTlsEnv(this.nats.tls))) };
   }
 
   /**
    * `env` goes to the API and the scheduler (shortened node grace and eviction times, say).
    * `secure` starts the API with tokens, RBAC and TLS (see ApiCredentials); `request`,
-   * `authHeaders` and `jetctl` then act as the admin.
+   * `authHeaders` and `jetctl` then act as the admin. `natsTls` makes NATS require TLS with
+   * `jetctl nats-tls`'s files (`verify`: and client certificates), given to every process.
    */
-  static async start(env: Record<string, string> = {}, options: { secure?: boolean; secureNats?: boolean } = {}): Promise<Cluster> {
+  static async start(env: Record<string, string> = {}, options: { secure?: boolean; secureNats?: boolean; natsTls?: 'tls' | 'verify' } = {}): Promise<Cluster> {
     // `secureNats`: identities and permissions from `jetctl nats-config`; nodes are added as their agents start.
     const authDir = options.secureNats ? mkdtempSync(join(tmpdir(), 'jetlet-nats-auth-')) : undefined;
     if (authDir) writeNatsConfig(authDir, []);
-    const seed = (id: Identity): Record<string, string> => (authDir ? { NATS_NKEY_SEED_FILE: join(authDir, seedFileName(id)) } : {});
-    const nats = await NatsServer.start(authDir ? { authDir } : {}).catch((error: unknown) => {
+    const tls = options.natsTls ? writeNatsTls(mkdtempSync(join(tmpdir(), 'jetlet-nats-tls-')), { verify: options.natsTls === 'verify' }) : undefined;
+    const seed = (id: Identity): Record<string, string> => ({
+      ...(authDir ? { NATS_NKEY_SEED_FILE: join(authDir, seedFileName(id)) } : {}),
+      ...natsTlsEnv(tls),
+    });
+    const nats = await NatsServer.start({ ...(authDir ? { authDir } : {}), ...(tls ? { tls } : {}) }).catch((error: unknown) => {
       if (authDir) rmSync(authDir, { recursive: true, force: true });
+      if (tls) rmSync(dirname(tls.confFile), { recursive: true, force: true });
       throw error;
     });
     const apiPort = await freePort();
@@ -122,6 +137,7 @@ export class Cluster {
       await Promise.all([api.stop(), scheduler.stop()]);
       await nats.stop();
       if (authDir) rmSync(authDir, { recursive: true, force: true });
+      if (tls) rmSync(dirname(tls.confFile), { recursive: true, force: true });
       credentials?.dispose();
       throw error;
     }
@@ -193,13 +209,13 @@ export class Cluster {
    * makes them, then the server reloads); otherwise only NATS_URL.
    */
   async hollowEnv(prefix: string, count: number, first = 0): Promise<Record<string, string>> {
-    if (!this.nats.authDir) return { NATS_URL: this.nats.url };
+    if (!this.nats.authDir) return { NATS_URL: this.nats.url, ...natsTlsEnv(this.nats.tls) };
     const id: Identity = { kind: 'hollow', prefix, first, count };
     if (!existsSync(join(this.nats.authDir, seedFileName(id)))) {
       addHollowCredentials(this.nats.authDir, prefix, first, count);
       await this.nats.reload();
     }
-    return { NATS_URL: this.nats.url, NATS_NKEY_SEED_FILE: join(this.nats.authDir, seedFileName(id)) };
+    return { NATS_URL: this.nats.url, ...this.natsEnv(id) };
   }
 
   agentUrl(node: string): string {
@@ -308,6 +324,7 @@ export class Cluster {
     }
     await this.nats.stop();
     if (this.nats.authDir) rmSync(this.nats.authDir, { recursive: true, force: true });
+    if (this.nats.tls) rmSync(dirname(this.nats.tls.confFile), { recursive: true, force: true });
     this.credentials?.dispose();
   }
 

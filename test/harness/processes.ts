@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
+import type { NatsTlsFiles } from '../../apps/cli/src/nats-tls.js';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -87,22 +88,42 @@ export class ManagedProcess {
   }
 }
 
+export interface NatsServerOptions {
+  /** `jetctl nats-config`'s directory: the server accepts only its identities. */
+  authDir?: string;
+  /** `jetctl nats-tls`'s files: the server requires TLS (and, with its `verify`, client certificates); kept across restarts. */
+  tls?: NatsTlsFiles;
+}
+
 /** A real nats-server with JetStream, on a free loopback port and a fresh data directory. */
 export class NatsServer {
   private constructor(
     readonly url: string,
     private process: ManagedProcess,
     private readonly dataDir: string,
-    /** The directory of `jetctl nats-config`'s files when the server runs secured (authorization from its auth.conf). */
-    readonly authDir?: string,
+    private readonly options: NatsServerOptions,
   ) {}
 
-  private static async run(port: number, dataDir: string, authDir?: string): Promise<ManagedProcess> {
+  /** The directory of `jetctl nats-config`'s files when the server runs secured (authorization from its auth.conf). */
+  get authDir(): string | undefined {
+    return this.options.authDir;
+  }
+
+  /** The files of `jetctl nats-tls` when the server requires TLS (its tls.conf included). */
+  get tls(): NatsTlsFiles | undefined {
+    return this.options.tls;
+  }
+
+  private static async run(port: number, dataDir: string, options: NatsServerOptions): Promise<ManagedProcess> {
     let args = ['-js', '-sd', dataDir, '-a', '127.0.0.1', '-p', String(port)];
-    if (authDir) {
-      // nats-server includes files relative to the including one, so the config sits beside auth.conf.
-      const config = join(authDir, 'server.conf');
-      writeFileSync(config, `listen: "127.0.0.1:${port}"\njetstream { store_dir: ${JSON.stringify(dataDir)} }\ninclude "auth.conf"\n`);
+    const configDir = options.authDir ?? (options.tls && dirname(options.tls.confFile));
+    if (configDir) {
+      // nats-server includes files relative to the including one, so the config sits beside auth.conf (or tls.conf).
+      const config = join(configDir, 'server.conf');
+      const includes = [...(options.authDir ? ['auth.conf'] : []), ...(options.tls ? [relative(configDir, options.tls.confFile)] : [])].map(
+        (file) => `include ${JSON.stringify(file)}\n`,
+      );
+      writeFileSync(config, `listen: "127.0.0.1:${port}"\njetstream { store_dir: ${JSON.stringify(dataDir)} }\n${includes.join('')}`);
       args = ['-c', config];
     }
     const child = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -116,12 +137,15 @@ export class NatsServer {
     return proc;
   }
 
-  /** A fresh server; with `authDir` (written by `jetctl nats-config`) it accepts only those identities, each with its permissions. */
-  static async start(options: { authDir?: string } = {}): Promise<NatsServer> {
+  /**
+   * A fresh server; with `authDir` (written by `jetctl nats-config`) it accepts only those
+   * identities, each with its permissions; with `tls` (written by `jetctl nats-tls`) only TLS clients.
+   */
+  static async start(options: NatsServerOptions = {}): Promise<NatsServer> {
     const port = await freePort();
     const dataDir = mkdtempSync(join(tmpdir(), 'jetlet-nats-'));
     try {
-      return new NatsServer(`nats://127.0.0.1:${port}`, await NatsServer.run(port, dataDir, options.authDir), dataDir, options.authDir);
+      return new NatsServer(`nats://127.0.0.1:${port}`, await NatsServer.run(port, dataDir, options), dataDir, options);
     } catch (error) {
       rmSync(dataDir, { recursive: true, force: true });
       throw error;
@@ -148,7 +172,7 @@ export class NatsServer {
   /** Starts the server again on the same port and data directory; resolves once it is ready. */
   async restart(): Promise<void> {
     await this.process.stop();
-    this.process = await NatsServer.run(Number(new URL(this.url).port), this.dataDir, this.authDir);
+    this.process = await NatsServer.run(Number(new URL(this.url).port), this.dataDir, this.options);
   }
 
   async stop(): Promise<void> {

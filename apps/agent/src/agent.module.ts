@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { BusModule } from '#bus';
+import { BusModule, busTls } from '#bus';
 import type { Identity } from '#contracts';
 import { AgentCoreModule } from './agent-core.module.js';
 import type { AgentConfig } from './agent.config.js';
@@ -44,6 +44,7 @@ export class AgentModule {
             name: `jetlet-agent-${config.NODE_NAME}`,
             source: { component: 'agent', node: config.NODE_NAME },
             credentials: { identity, seedFile: config.NATS_NKEY_SEED_FILE },
+            tls: busTls(config),
           }),
           () => ({ node: config.NODE_NAME, config: { ...config } }),
         ),

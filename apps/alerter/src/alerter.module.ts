@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { BusModule } from '#bus';
+import { BusModule, busTls } from '#bus';
 import { loadConfig } from '#contracts';
 import { MetricsController } from '#observability';
 import { CLOCK, systemClock } from '#workqueue';
@@ -17,7 +17,14 @@ const rules = loadAlertRules(config.ALERT_RULES_FILE);
 @Module({
   imports: [
     BusModule.forRoot(
-      () => ({ servers: config.NATS_URL, name: 'jetlet-alerter', streamReplicas: config.STREAM_REPLICAS, source: { component: 'alerter' }, credentials: { identity: { kind: 'alerter' }, seedFile: config.NATS_NKEY_SEED_FILE } }),
+      () => ({
+        servers: config.NATS_URL,
+        name: 'jetlet-alerter',
+        streamReplicas: config.STREAM_REPLICAS,
+        source: { component: 'alerter' },
+        credentials: { identity: { kind: 'alerter' }, seedFile: config.NATS_NKEY_SEED_FILE },
+        tls: busTls(config),
+      }),
       () => ({ config: { ...config }, now: () => systemClock.now() }),
     ),
   ],

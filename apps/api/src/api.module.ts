@@ -1,6 +1,6 @@
 import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
-import { BusModule } from '#bus';
+import { BusModule, busTls } from '#bus';
 import { loadConfig } from '#contracts';
 import { MetricsController } from '#observability';
 import { API_CONFIG } from './api.constants.js';
@@ -48,6 +48,7 @@ const config = loadConfig(ApiConfig);
       name: 'jetlet-api',
       source: { component: 'api' },
       credentials: { identity: { kind: 'api' }, seedFile: config.NATS_NKEY_SEED_FILE },
+      tls: busTls(config),
       publishTimeoutMs: config.BUS_TIMEOUT_SECONDS * 1000,
       // It reads back every write it makes (read-your-writes; its own bindings).
       reuseVerified: 4096,

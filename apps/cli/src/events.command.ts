@@ -1,4 +1,4 @@
-import { cliBusCredentials } from './streams/stream-reader.js';
+import { cliBusCredentials, cliBusTls } from './streams/stream-reader.js';
 import { Document } from 'yaml';
 import { Bus } from '#bus';
 import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
@@ -74,7 +74,7 @@ export function eventMatches(e: AnyEnvelope, options: Pick<EventsOptions, 'pod' 
  */
 export async function runEvents(options: EventsOptions, write: (text: string) => void): Promise<void> {
   const bus = await Bus.connect(
-    { servers: options.natsUrl, name: 'jetctl-events', source: { component: 'jetctl' }, maxRetryDelayMs: 1000, ...cliBusCredentials() },
+    { servers: options.natsUrl, name: 'jetctl-events', source: { component: 'jetctl' }, maxRetryDelayMs: 1000, ...cliBusCredentials(), ...cliBusTls() },
     AbortSignal.timeout(5000),
   );
   const wide = options.output === 'wide';

@@ -33,13 +33,16 @@ Reading the streams (read-only, with --nats URL or $NATS_URL; each takes --help)
   jetctl explain NS/NAME [--at SEQ|TIME|5m] [-o json]
   jetctl events [--follow] [--node N] [--pod NS/NAME] [--type T] [--reason R] [--since 10m] [-o json|yaml|wide]
   jetctl export [--pod NS/NAME | --node N | --since 30m] -o bundle.jsonl
-  (with $NATS_NKEY_SEED_FILE: as that identity, $NATS_IDENTITY, jetctl by default)
+  (with $NATS_NKEY_SEED_FILE: as that identity, $NATS_IDENTITY, jetctl by default;
+   with $NATS_TLS_CA_FILE: over TLS, and $NATS_TLS_CERT_FILE/$NATS_TLS_KEY_FILE for mutual TLS)
 
 NATS identities (files, no server needed):
   jetctl nats-config --nodes a,b --out DIR   the server's auth.conf and a seed per component and node
   jetctl node credentials NODE --dir DIR     add one node (then reload the server)
   jetctl hollow credentials PREFIX --count N [--first I] --dir DIR
                                              one process of hollow nodes PREFIX-I .. (then reload)
+  jetctl nats-tls --out DIR [--host NAME]... [--verify]
+                                             a CA, the server's certificate and its tls.conf (openssl)
   jetctl import bundle.jsonl --nats URL-OF-A-SCRATCH-SERVER
 
 Flags:

@@ -1,9 +1,15 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { addHollowCredentials, addNodeCredentials, AUTH_FILE, writeNatsConfig } from './nats-config.js';
+import { NatsTlsError, TLS_FILE, writeNatsTls } from './nats-tls.js';
 
-/** `jetctl nats-config` and `jetctl node credentials`: NATS identities and permissions, generated. */
+/** `jetctl nats-config`, `jetctl node credentials`, `jetctl nats-tls`: NATS identities, permissions and TLS, generated. */
 export function isNatsConfigCommand(argv: readonly string[]): boolean {
-  return argv[0] === 'nats-config' || (argv[0] === 'node' && argv[1] === 'credentials') || (argv[0] === 'hollow' && argv[1] === 'credentials');
+  return (
+    argv[0] === 'nats-config' ||
+    argv[0] === 'nats-tls' ||
+    (argv[0] === 'node' && argv[1] === 'credentials') ||
+    (argv[0] === 'hollow' && argv[1] === 'credentials')
+  );
 }
 
 function program(write: (text: string) => void): Command {
@@ -20,6 +26,18 @@ function program(write: (text: string) => void): Command {
         .filter((n) => n !== '');
       for (const c of writeNatsConfig(opts.out, nodes)) write(`${c.identity}\t${c.nkey}\t${c.seedFile}\n`);
       write(`include ${AUTH_FILE} from the nats-server configuration; give each process NATS_NKEY_SEED_FILE=<its seed>\n`);
+    });
+  root
+    .command('nats-tls')
+    .description(`make with openssl a CA, a server certificate for 127.0.0.1, localhost and each --host, and the server's ${TLS_FILE}`)
+    .requiredOption('--out <dir>', 'where to write them (an existing CA there is kept)')
+    .option('--host <name>', 'another IP address or DNS name the server is reached by (repeatable)', collect, [])
+    .option('--verify', 'mutual TLS: also a client certificate, and the server refuses clients without one (verify: true)', false)
+    .action((opts: { out: string; host: string[]; verify: boolean }) => {
+      const files = writeNatsTls(opts.out, { hosts: opts.host, verify: opts.verify });
+      for (const [what, file] of Object.entries(files)) if (file) write(`${what}\t${file}\n`);
+      const client = files.clientCertFile ? ` NATS_TLS_CERT_FILE=${files.clientCertFile} NATS_TLS_KEY_FILE=${files.clientKeyFile}` : '';
+      write(`include ${TLS_FILE} from the nats-server configuration; give each process and jetctl NATS_TLS_CA_FILE=${files.caFile}${client}\n`);
     });
   root
     .command('node')
@@ -46,6 +64,10 @@ function program(write: (text: string) => void): Command {
   return root;
 }
 
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 function nonNegativeInt(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('not a whole number');
   return Number(value);
@@ -63,6 +85,10 @@ export async function runNatsConfigCommand(argv: string[], write: (text: string)
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
+    if (error instanceof NatsTlsError) {
+      process.stderr.write(`error: ${error.message}\n`);
+      return 1;
+    }
     throw error;
   }
 }

@@ -9,7 +9,7 @@ import { diffText } from './replay/replay-diff.js';
 import { readExplainInputs } from './streams/explain-inputs.js';
 import { parseDuration, parsePoint } from './streams/point.js';
 import { parseTarget, readNode, readPod, readStreams } from './streams/queries.js';
-import { ORIGIN_HEADERS, StreamReader, toRecorded } from './streams/stream-reader.js';
+import { cliBusTls, ORIGIN_HEADERS, StreamReader, toRecorded } from './streams/stream-reader.js';
 import { swimlaneHtml, swimlaneSvg } from './timeline/swimlane-svg.js';
 import { timelineJson, timelineText } from './timeline/timeline-text.js';
 import { runEvents } from './events.command.js';
@@ -223,7 +223,7 @@ export function streamProgram(): Command {
       if (busy.length > 0) throw new BundleError(`${opts.nats} already holds messages in ${busy.join(', ')}: import goes into a scratch NATS server`);
       // The bus adapter (and NestJS behind it) only for writing: reading commands start faster without it.
       const { Bus } = await import('#bus');
-      const bus = await Bus.connect({ servers: opts.nats, name: 'jetctl-import', source: { component: 'jetctl' } }, AbortSignal.timeout(5000));
+      const bus = await Bus.connect({ servers: opts.nats, name: 'jetctl-import', source: { component: 'jetctl' }, ...cliBusTls() }, AbortSignal.timeout(5000));
       try {
         await bus.ensureStreams();
         // In order, each with the sequence and store time it had where it was exported from.

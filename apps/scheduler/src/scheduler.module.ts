@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { BusModule } from '#bus';
+import { BusModule, busTls } from '#bus';
 import { loadConfig } from '#contracts';
 import { AssignmentsModule } from './assignments/assignments.module.js';
 import { BinderModule } from './binder/binder.module.js';
@@ -24,6 +24,7 @@ const config = loadConfig(SchedulerConfig);
       name: 'jetlet-scheduler',
       source: { component: 'scheduler' },
       credentials: { identity: { kind: 'scheduler' }, seedFile: config.NATS_NKEY_SEED_FILE },
+      tls: busTls(config),
       // It reads back every write it makes (read-your-writes; its own bindings).
       reuseVerified: 4096,
     })),

@@ -34,7 +34,7 @@ import {
 import { busMetrics, consumerLag, enableProcessMetrics } from '#observability';
 import { BusError, BusUnavailableError, MessageTooLargeError, SequenceConflictError } from './bus.errors.js';
 import { retry } from '#workqueue';
-import { credentialOptions, type BusCredentials } from './credentials.js';
+import { credentialOptions, tlsOptions, type BusCredentials, type BusTls } from './credentials.js';
 import { Outbox, type OutboxOptions } from './outbox.js';
 import { JetStreamContext, type ConsumerRef, type Delivery } from './transport/jetstream.context.js';
 
@@ -73,6 +73,8 @@ export interface BusOptions {
    * anonymous, which only an unsecured server accepts, and a warning says so at start.
    */
   credentials?: BusCredentials;
+  /** TLS to the server (NATS_TLS_CA_FILE and, for mutual TLS, NATS_TLS_CERT_FILE/NATS_TLS_KEY_FILE); unset, plain TCP unless the server asks for TLS. */
+  tls?: BusTls;
 }
 
 export interface PublishOptions {
@@ -216,7 +218,7 @@ export class Bus {
     // Every jetlet process talks to the bus, so this is where each gets its process metrics.
     enableProcessMetrics();
     const logger = new Logger(Bus.name);
-    const auth = credentialOptions(options.credentials, logger);
+    const auth = { ...credentialOptions(options.credentials, logger), ...tlsOptions(options.tls) };
     return retry(
       async (attempt) => {
         const nc = await connect({

@@ -23,4 +23,20 @@ describe('BusConfig', () => {
       );
     }
   });
+
+  it('takes NATS TLS files, and refuses a client certificate without its key or a key without its certificate', () => {
+    const sut = loadConfig(BusConfig, { NATS_TLS_CA_FILE: '/tls/ca.crt', NATS_TLS_CERT_FILE: '/tls/client.crt', NATS_TLS_KEY_FILE: '/tls/client.key' });
+    assert.deepEqual([sut.NATS_TLS_CA_FILE, sut.NATS_TLS_CERT_FILE, sut.NATS_TLS_KEY_FILE], ['/tls/ca.crt', '/tls/client.crt', '/tls/client.key']);
+    assert.equal(loadConfig(BusConfig, { NATS_TLS_CA_FILE: '/tls/ca.crt' }).NATS_TLS_CERT_FILE, undefined);
+    for (const [set, missing] of [
+      ['NATS_TLS_CERT_FILE', 'NATS_TLS_KEY_FILE'],
+      ['NATS_TLS_KEY_FILE', 'NATS_TLS_CERT_FILE'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig(BusConfig, { [set]: '/tls/file.pem' }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes(`${missing}:`),
+        set,
+      );
+    }
+  });
 });

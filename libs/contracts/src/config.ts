@@ -1,5 +1,5 @@
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
-import { getMetadataStorage, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+import { getMetadataStorage, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf, validateSync } from 'class-validator';
 import { flattenValidationErrors } from './validation.js';
 
 /** What every process needs to reach the bus; each app's configuration extends it. */
@@ -18,6 +18,25 @@ export class BusConfig {
   @IsOptional()
   @IsString()
   NATS_NKEY_SEED_FILE?: string = undefined;
+
+  /**
+   * The CA (PEM) that signed the NATS server's certificate (`jetctl nats-tls` makes one). Set,
+   * the connection must be TLS and the server's certificate must chain to it; unset, the
+   * client still upgrades when the server asks for TLS, checking the system's CAs.
+   */
+  @IsOptional()
+  @IsString()
+  NATS_TLS_CA_FILE?: string = undefined;
+
+  /** This process's client certificate (PEM), for a server with `verify: true`; needs NATS_TLS_KEY_FILE. */
+  @ValidateIf((c: BusConfig) => c.NATS_TLS_CERT_FILE !== undefined || c.NATS_TLS_KEY_FILE !== undefined)
+  @IsString({ message: 'NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together' })
+  NATS_TLS_CERT_FILE?: string = undefined;
+
+  /** The key (PEM) of NATS_TLS_CERT_FILE. */
+  @ValidateIf((c: BusConfig) => c.NATS_TLS_CERT_FILE !== undefined || c.NATS_TLS_KEY_FILE !== undefined)
+  @IsString({ message: 'NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together' })
+  NATS_TLS_KEY_FILE?: string = undefined;
 
   /**
    * The key that seals Secret values in the stream (AES-256-GCM): `[keyId:]base64 of 32

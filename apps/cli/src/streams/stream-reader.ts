@@ -1,7 +1,7 @@
 import { DeliverPolicy, JetStreamApiError, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ContractValidationError, decodeEnvelope, parseIdentity, subjectNodeMismatch } from '#contracts';
-import { credentialOptions, type BusCredentials } from '#bus/credentials';
+import { busTls, credentialOptions, tlsOptions, type BusCredentials, type BusTls } from '#bus/credentials';
 import { compareRecorded, type RecordedMessage } from '#domain/history';
 
 /** Headers an imported message carries: where it sat in the cluster it was exported from. */
@@ -55,6 +55,13 @@ export function cliBusCredentials(): { credentials?: BusCredentials } {
   return seedFile && identity ? { credentials: { identity, seedFile } } : {};
 }
 
+/** jetctl's TLS to NATS from the environment, as every component reads it: `$NATS_TLS_CA_FILE`, and `$NATS_TLS_CERT_FILE`/`$NATS_TLS_KEY_FILE` for mutual TLS. */
+export function cliBusTls(): { tls?: BusTls } {
+  const tls = busTls(process.env);
+  if (tls && (tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new StreamReadError('NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together');
+  return tls ? { tls } : {};
+}
+
 /**
  * jetctl's read-only view of the streams: ordered (ack-less, server-side ephemeral)
  * consumers, nothing created that outlives a read, nothing published.
@@ -72,7 +79,7 @@ export class StreamReader {
   static async connect(url: string): Promise<StreamReader> {
     let nc: NatsConnection;
     try {
-      nc = await connect({ servers: url.split(','), name: 'jetctl', maxReconnectAttempts: 0, ...cliCredentials() });
+      nc = await connect({ servers: url.split(','), name: 'jetctl', maxReconnectAttempts: 0, ...cliCredentials(), ...tlsOptions(cliBusTls().tls) });
     } catch (error) {
       throw new StreamReadError(`cannot reach NATS at ${url}: ${(error as Error).message}`, { cause: error });
     }
