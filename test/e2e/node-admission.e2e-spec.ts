@@ -54,7 +54,17 @@ describe('node admission of pods bound through spec.nodeName', () => {
 
   it("refuses what cannot fit with the kubelet's reasons, runs what does, and never starts a refused pod", async () => {
     await cluster.createPod('default', bound('huge', {}, { memory: '1000Gi' }));
-    await assertRejected('huge', 'OutOfmemory', /^Pod was rejected: Node didn't have enough resource: memory, requested: 1073741824000, used: 0, capacity: \d+$/);
+    await assertRejected(
+      'huge',
+      'OutOfmemory',
+      /^Pod was rejected: Node didn't have enough resource: memory, requested: 1073741824000, used: 0, capacity: \d+$/,
+    );
+    await cluster.createPod('default', bound('hoarder', {}, { 'ephemeral-storage': '1000Ti' }));
+    await assertRejected(
+      'hoarder',
+      'OutOfephemeral-storage',
+      /^Pod was rejected: Node didn't have enough resource: ephemeral-storage, requested: 1099511627776000, used: 0, capacity: \d+$/,
+    );
     await cluster.createPod('default', bound('elsewhere', { nodeSelector: { disk: 'hdd' } }));
     await assertRejected('elsewhere', 'NodeAffinity', /^Pod was rejected: Predicate NodeAffinity failed$/);
     await cluster.createPod('default', { ...bound('intolerant'), spec: { ...(bound('intolerant') as { spec: object }).spec, tolerations: [] } });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statfsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import type { NodeObject } from '#contracts';
@@ -16,7 +16,7 @@ describe('node registration', () => {
       NODE_LABELS: 'disk=ssd,topology.kubernetes.io/zone=lab-1',
       REGISTER_WITH_TAINTS: 'dedicated=batch:NoSchedule',
       MAX_PODS: '42',
-      SYSTEM_RESERVED: 'cpu=500m,memory=1Gi',
+      SYSTEM_RESERVED: 'cpu=500m,memory=1Gi,ephemeral-storage=1Gi',
     });
   });
 
@@ -36,6 +36,14 @@ describe('node registration', () => {
     // allocatable = capacity − SYSTEM_RESERVED
     assert.equal(body.status.allocatable.cpu, `${cpus().length * 1000 - 500}m`);
     assert.equal(body.status.allocatable.memory, `${Number(memTotalKi) - 1024 * 1024}Ki`);
+  });
+
+  it("reports the size of the agent's root dir's file system as ephemeral-storage, less SYSTEM_RESERVED", async () => {
+    const { body } = await cluster.request<NodeObject>('GET', `/api/v1/nodes/${node}`);
+    const stat = statfsSync(cluster.agents.get(node)!.rootDir);
+    const sizeKi = (stat.blocks * stat.bsize) / 1024;
+    assert.equal(body.status.capacity['ephemeral-storage'], `${sizeKi}Ki`);
+    assert.equal(body.status.allocatable['ephemeral-storage'], `${Math.max(0, sizeKi - 1024 * 1024)}Ki`);
   });
 
   it('carries the configured labels next to the well-known ones, and the configured taints', async () => {

@@ -96,6 +96,25 @@ describe('scheduling across nodes', () => {
     await cluster.waitForGone('default', 'too-big');
   });
 
+  it("keeps a pod that requests more ephemeral-storage than any node's file system Pending", async () => {
+    const { body } = await cluster.request<NodeBody>('GET', `/api/v1/nodes/${nodes[0]}`);
+    const storage = /^(\d+)Ki$/.exec(body.status.allocatable['ephemeral-storage'] ?? '');
+    assert.ok(storage, `allocatable ephemeral-storage in Ki, got ${body.status.allocatable['ephemeral-storage']}`);
+    await cluster.createPod('default', sleeper('too-much-disk', {}, { 'ephemeral-storage': `${Number(storage[1]) * 2}Ki` }));
+
+    const pod = await cluster.waitForPod(
+      'default',
+      'too-much-disk',
+      'to be found unschedulable',
+      (p) => scheduledCondition(p)?.message?.startsWith('0/') ?? false,
+    );
+
+    assert.equal(pod.spec.nodeName, undefined);
+    assert.equal(scheduledCondition(pod)?.message, '0/3 nodes are available: 3 Insufficient ephemeral-storage.');
+    assert.equal((await cluster.request('DELETE', '/api/v1/namespaces/default/pods/too-much-disk')).status, 200);
+    await cluster.waitForGone('default', 'too-much-disk');
+  });
+
   it('honours a nodeSelector on the node name label', async () => {
     await cluster.createPod('default', sleeper('pinned', { nodeSelector: { 'kubernetes.io/hostname': nodes[2] } }));
 

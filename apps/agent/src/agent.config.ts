@@ -68,8 +68,8 @@ export class AgentConfig extends BusConfig {
   @Matches(NODE_LABELS_FORMAT, { message: 'NODE_LABELS must look like key=value,key2=value2' })
   NODE_LABELS: string = '';
 
-  /** Resources kept for the system, `cpu=500m,memory=1Gi,pods=0` (the kubelet's --system-reserved). */
-  @Matches(RESERVED_FORMAT, { message: 'SYSTEM_RESERVED must look like cpu=500m,memory=1Gi' })
+  /** Resources kept for the system, `cpu=500m,memory=1Gi,ephemeral-storage=1Gi,pods=0` (the kubelet's --system-reserved). */
+  @Matches(RESERVED_FORMAT, { message: 'SYSTEM_RESERVED must look like cpu=500m,memory=1Gi,ephemeral-storage=1Gi' })
   SYSTEM_RESERVED: string = '';
 
   /** Taints to register with, `key=value:Effect,...` (the kubelet's --register-with-taints). */

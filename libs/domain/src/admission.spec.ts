@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NodeObject, PodSpec } from '#contracts';
-import { admissionFailure, rejectionMessage } from './admission.js';
+import { ADMISSION_REASONS, admissionFailure, rejectionMessage } from './admission.js';
 
 /** A 2-cpu, 4Gi, 3-pod node labelled disk=ssd. */
 function node(spec: NodeObject['spec'] = {}): NodeObject {
@@ -43,6 +43,18 @@ describe('admissionFailure (the kubelet admitting a pod bound to its node)', () 
     assert.equal(rejectionMessage({ reason: 'OutOfpods', message: 'x' }), 'Pod was rejected: x');
   });
 
+  it('refuses ephemeral-storage beyond allocatable with OutOfephemeral-storage, and checks none on a node that does not report it', () => {
+    const withStorage = node();
+    withStorage.status.allocatable['ephemeral-storage'] = '10Gi';
+    assert.equal(admissionFailure(pod({ 'ephemeral-storage': '4Gi' }), withStorage, [pod({ 'ephemeral-storage': '6Gi' })]), undefined);
+    assert.deepEqual(admissionFailure(pod({ 'ephemeral-storage': '5Gi' }), withStorage, [pod({ 'ephemeral-storage': '6Gi' }), pod()]), {
+      reason: 'OutOfephemeral-storage',
+      message: `Node didn't have enough resource: ephemeral-storage, requested: ${5 * 2 ** 30}, used: ${6 * 2 ** 30}, capacity: ${10 * 2 ** 30}`,
+    });
+    assert.ok(ADMISSION_REASONS.includes('OutOfephemeral-storage'));
+    assert.equal(admissionFailure(pod({ 'ephemeral-storage': '1Ti' }), node(), []), undefined);
+  });
+
   it('refuses a node selector the node does not match, an untolerated NoExecute taint and a host port in use', () => {
     assert.equal(admissionFailure(pod({}, { nodeSelector: { disk: 'hdd' } }), node(), [])?.reason, 'NodeAffinity');
     assert.equal(admissionFailure(pod({}, { nodeSelector: { disk: 'ssd' } }), node(), []), undefined);
@@ -54,6 +66,9 @@ describe('admissionFailure (the kubelet admitting a pod bound to its node)', () 
   });
 
   it('is not stopped by a cordon or a NoSchedule taint: those keep only the scheduler away', () => {
-    assert.equal(admissionFailure(pod(), node({ unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] }), []), undefined);
+    assert.equal(
+      admissionFailure(pod(), node({ unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] }), []),
+      undefined,
+    );
   });
 });

@@ -1,6 +1,6 @@
 import type { NodeObject, PodSpec } from '#contracts';
 import { cpuMillis, memoryBytes } from './quantity.js';
-import { podHostPorts, podRequests, toleratesTaint } from './scheduling.js';
+import { podEphemeralStorageRequest, podHostPorts, podRequests, toleratesTaint } from './scheduling.js';
 
 /** Why the kubelet refuses a pod it was given: the reason and message its status carries. */
 export interface AdmissionFailure {
@@ -9,7 +9,7 @@ export interface AdmissionFailure {
 }
 
 /** The reasons a rejected pod's status carries, as the kubelet names them. */
-export const ADMISSION_REASONS = ['NodeAffinity', 'Taint', 'NodePorts', 'OutOfcpu', 'OutOfmemory', 'OutOfpods'] as const;
+export const ADMISSION_REASONS = ['NodeAffinity', 'Taint', 'NodePorts', 'OutOfcpu', 'OutOfmemory', 'OutOfephemeral-storage', 'OutOfpods'] as const;
 
 /** The status message of a rejected pod, as the kubelet writes it. */
 export function rejectionMessage(failure: AdmissionFailure): string {
@@ -18,7 +18,7 @@ export function rejectionMessage(failure: AdmissionFailure): string {
 
 /**
  * The kubelet's admission of a pod bound to this node (its predicate admit handler): node
- * affinity, NoExecute taints, host ports, then cpu, memory and pod count against what the
+ * affinity, NoExecute taints, host ports, then cpu, memory, ephemeral-storage and pod count against what the
  * pods already admitted take. The scheduler checked all this for the pods it placed; a pod
  * created with `spec.nodeName` reaches the node unchecked, and this is where it is refused.
  * A cordon does not stop it, as in Kubernetes: it only keeps the scheduler away.
@@ -37,10 +37,18 @@ export function admissionFailure(spec: PodSpec, node: NodeObject, admitted: PodS
 
   const allocatable = node.status.allocatable;
   const requested = podRequests(spec);
-  const taken = admitted.map(podRequests).reduce((sum, r) => ({ milliCPU: sum.milliCPU + r.milliCPU, memory: sum.memory + r.memory }), { milliCPU: 0, memory: 0 });
+  const taken = admitted
+    .map(podRequests)
+    .reduce((sum, r) => ({ milliCPU: sum.milliCPU + r.milliCPU, memory: sum.memory + r.memory }), { milliCPU: 0, memory: 0 });
   const checks: Array<[resource: string, request: number, used: number, capacity: number | undefined]> = [
     ['cpu', requested.milliCPU, taken.milliCPU, allocatable.cpu === undefined ? undefined : cpuMillis(allocatable.cpu)],
     ['memory', requested.memory, taken.memory, allocatable.memory === undefined ? undefined : memoryBytes(allocatable.memory)],
+    [
+      'ephemeral-storage',
+      podEphemeralStorageRequest(spec),
+      admitted.reduce((sum, p) => sum + podEphemeralStorageRequest(p), 0),
+      allocatable['ephemeral-storage'] === undefined ? undefined : memoryBytes(allocatable['ephemeral-storage']),
+    ],
     ['pods', 1, admitted.length, allocatable.pods === undefined ? undefined : Number(allocatable.pods)],
   ];
   for (const [resource, request, inUse, capacity] of checks) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Container, PodManifest } from '#contracts';
 import type { ConfigRecord } from './config-table.js';
-import { ContainerConfigError, containerEnv, envConfigRefs, expandCommand, expandVars, type EnvContext } from './container-env.js';
+import { ContainerConfigError, containerEnv, envConfigRefs, expandCommand, expandVars, resourceFieldValue, type EnvContext } from './container-env.js';
 
 const record = (kind: 'ConfigMap' | 'Secret', name: string, data: Record<string, string>): ConfigRecord => ({
   kind,
@@ -88,5 +88,19 @@ describe('containerEnv', () => {
       expandVars('$(A)-$(B)-$$(A)-$A-$(', (n) => vars.get(n)),
       'x-$(B)-$(A)-$A-$(',
     );
+  });
+});
+
+describe('resourceFieldValue', () => {
+  it("reads the node's allocatable ephemeral-storage for an unset limit, and the container's own when set, as the kubelet does", () => {
+    const pod = (limits: Record<string, string> = {}): PodManifest => ({
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', image: 'x', resources: { limits } }] },
+    });
+    const allocatable = { cpu: '2', memory: '8Gi', 'ephemeral-storage': '20971520Ki' };
+
+    assert.equal(resourceFieldValue({ resource: 'limits.ephemeral-storage', divisor: '1Gi' }, pod(), 'c', allocatable), '20');
+    assert.equal(resourceFieldValue({ resource: 'limits.ephemeral-storage', divisor: '1Mi' }, pod({ 'ephemeral-storage': '512Mi' }), 'c', allocatable), '512');
+    assert.equal(resourceFieldValue({ resource: 'requests.ephemeral-storage' }, pod({ 'ephemeral-storage': '1Ki' }), 'c', allocatable), '1024');
   });
 });

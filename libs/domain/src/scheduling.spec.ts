@@ -6,6 +6,7 @@ import {
   balancedAllocationScore,
   buildCandidates,
   leastAllocatedScore,
+  podEphemeralStorageRequest,
   podNonZeroRequests,
   podRequests,
   feasibleNodesToFind,
@@ -29,6 +30,7 @@ function candidate(name: string, overrides: Partial<NodeCandidate> = {}): NodeCa
     taints: [],
     allocatable: { milliCPU: 4000, memory: 8 * GI, pods: 110 },
     requested: { milliCPU: 0, memory: 0 },
+    requestedEphemeralStorage: 0,
     nonZeroRequested: { milliCPU: 0, memory: 0 },
     pods: 0,
     usedPorts: [],
@@ -149,6 +151,27 @@ describe('schedule: filters', () => {
     ]);
 
     assert.deepEqual(sut, { message: '0/3 nodes are available: 1 Too many pods, 2 Insufficient cpu, 3 Insufficient memory.' });
+  });
+
+  it('checks ephemeral-storage requests against what the node offers and its pods already request', () => {
+    const storage = (total: number, requested = 0): Partial<NodeCandidate> => ({
+      allocatable: { milliCPU: 4000, memory: 8 * GI, pods: 110, ephemeralStorage: total },
+      requestedEphemeralStorage: requested,
+    });
+    const sut = schedule(pod({ 'ephemeral-storage': '2Gi' }), [
+      candidate('node-a', storage(10 * GI, 9 * GI)),
+      candidate('node-b', storage(GI)),
+      candidate('node-c', storage(10 * GI, 8 * GI)),
+    ]);
+
+    assert.deepEqual(sut, { node: 'node-c' });
+    assert.deepEqual(schedule(pod({ 'ephemeral-storage': '2Gi', memory: '9Gi' }), [candidate('node-a', storage(GI))]), {
+      message: '0/1 nodes are available: 1 Insufficient ephemeral-storage, 1 Insufficient memory.',
+    });
+  });
+
+  it('does not check ephemeral-storage on a node that does not report it', () => {
+    assert.deepEqual(schedule(pod({ 'ephemeral-storage': '100Ti' }), [candidate('node-a')]), { node: 'node-a' });
   });
 
   it('reads the example message of kube-scheduler: selector and memory, reasons sorted', () => {
@@ -318,16 +341,33 @@ describe('pod requests', () => {
 
     assert.deepEqual(podNonZeroRequests(spec), { milliCPU: 1100, memory: 400 * MI });
   });
+
+  it('sums ephemeral-storage as cpu and memory: a limit stands for a missing request, init containers at their peak', () => {
+    const spec: PodSpec = {
+      initContainers: [
+        { name: 'setup', image: 'x', resources: { requests: { 'ephemeral-storage': '3Gi' } } },
+        { name: 'proxy', image: 'x', restartPolicy: 'Always', resources: { requests: { 'ephemeral-storage': '100Mi' } } },
+      ],
+      containers: [
+        { name: 'a', image: 'x', resources: { requests: { 'ephemeral-storage': '1Gi' } } },
+        { name: 'b', image: 'x', resources: { limits: { 'ephemeral-storage': '500Mi' } } },
+      ],
+    };
+
+    assert.equal(podEphemeralStorageRequest(spec), 3 * GI);
+    assert.equal(podEphemeralStorageRequest({ ...spec, initContainers: spec.initContainers?.slice(1) }), GI + 600 * MI);
+    assert.equal(podEphemeralStorageRequest(pod()), 0);
+  });
 });
 
 describe('buildCandidates', () => {
-  function node(name: string, extra: Partial<NodeObject['spec']> = {}): NodeObject {
+  function node(name: string, extra: Partial<NodeObject['spec']> = {}, storage?: string): NodeObject {
     return {
       metadata: { name, labels: { 'kubernetes.io/hostname': name } },
       spec: extra,
       status: {
         capacity: { cpu: '2', memory: '4Gi', pods: '10' },
-        allocatable: { cpu: '2', memory: '4Gi', pods: '10' },
+        allocatable: { cpu: '2', memory: '4Gi', pods: '10', ...(storage ? { 'ephemeral-storage': storage } : {}) },
         addresses: [],
         nodeInfo: { kubeletVersion: '', containerRuntimeVersion: '', operatingSystem: 'linux', architecture: 'amd64', kernelVersion: '', osImage: '' },
       },
@@ -355,7 +395,7 @@ describe('buildCandidates', () => {
   it("counts the requests, pods and host ports of each node's non-terminal pods", () => {
     const pods = [
       record('running', 'node-a', web, { status: { phase: 'Running' } }),
-      record('pending', 'node-a', pod({ cpu: '250m' })),
+      record('pending', 'node-a', pod({ cpu: '250m', 'ephemeral-storage': '512Mi' })),
       record('done', 'node-a', web, { status: { phase: 'Succeeded' } }),
       record('failed', 'node-a', web, { status: { phase: 'Failed' } }),
       record('gone', 'node-a', web, { removed: true }),
@@ -365,7 +405,7 @@ describe('buildCandidates', () => {
 
     const sut = buildCandidates(
       [
-        { node: node('node-a', { taints: [DEDICATED] }), ready: true },
+        { node: node('node-a', { taints: [DEDICATED] }, '20Gi'), ready: true },
         { node: node('node-b', { unschedulable: true }), ready: false },
       ],
       pods,
@@ -378,8 +418,9 @@ describe('buildCandidates', () => {
         ready: true,
         unschedulable: false,
         taints: [DEDICATED],
-        allocatable: { milliCPU: 2000, memory: 4 * GI, pods: 10 },
+        allocatable: { milliCPU: 2000, memory: 4 * GI, pods: 10, ephemeralStorage: 20 * GI },
         requested: { milliCPU: 750, memory: GI },
+        requestedEphemeralStorage: 512 * MI,
         nonZeroRequested: { milliCPU: 750, memory: GI + 200 * MI },
         pods: 2,
         usedPorts: ['TCP/8080'],
@@ -392,6 +433,7 @@ describe('buildCandidates', () => {
         taints: [],
         allocatable: { milliCPU: 2000, memory: 4 * GI, pods: 10 },
         requested: { milliCPU: 0, memory: 0 },
+        requestedEphemeralStorage: 0,
         nonZeroRequested: { milliCPU: 0, memory: 0 },
         pods: 0,
         usedPorts: [],

@@ -15,9 +15,12 @@ export interface NodeCandidate {
   ready: boolean;
   unschedulable: boolean;
   taints: Taint[];
-  allocatable: Resources & { pods: number };
+  /** `ephemeralStorage` in bytes; undefined when the node does not report it (nothing is checked against it then). */
+  allocatable: Resources & { pods: number; ephemeralStorage?: number };
   /** Sum of the requests of the node's non-terminal pods (what the fit filter checks). */
   requested: Resources;
+  /** Sum of their ephemeral-storage requests, in bytes. */
+  requestedEphemeralStorage: number;
   /** The same with kube-scheduler's stand-ins for a missing request (what LeastAllocated scores). */
   nonZeroRequested: Resources;
   /** How many non-terminal pods are bound to the node. */
@@ -51,6 +54,7 @@ export const REASONS = {
   tooManyPods: 'Too many pods',
   insufficientCPU: 'Insufficient cpu',
   insufficientMemory: 'Insufficient memory',
+  insufficientEphemeralStorage: 'Insufficient ephemeral-storage',
 } as const;
 
 /** Whether the toleration matches the taint (core/v1 Toleration.ToleratesTaint). */
@@ -64,7 +68,7 @@ export function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
 const tolerated = (tolerations: Toleration[] | undefined, taint: Taint): boolean => (tolerations ?? []).some((t) => toleratesTaint(t, taint));
 
 /** A container's request for one resource; Kubernetes defaults a missing request to its limit. */
-function containerRequest(container: PodSpec['containers'][number], resource: 'cpu' | 'memory'): string | undefined {
+function containerRequest(container: PodSpec['containers'][number], resource: 'cpu' | 'memory' | 'ephemeral-storage'): string | undefined {
   return container.resources?.requests?.[resource] ?? container.resources?.limits?.[resource];
 }
 
@@ -72,6 +76,8 @@ function containerRequest(container: PodSpec['containers'][number], resource: 'c
 interface PodFacts {
   requests: Resources;
   nonZero: Resources;
+  /** The ephemeral-storage request in bytes. */
+  ephemeralStorage: number;
   hostPorts: string[];
 }
 
@@ -80,7 +86,15 @@ const factsOf = new WeakMap<PodSpec, PodFacts>();
 function podFacts(spec: PodSpec): PodFacts {
   let facts = factsOf.get(spec);
   if (!facts) {
-    facts = { requests: sumRequests(spec), nonZero: sumNonZeroRequests(spec), hostPorts: hostPortsOf(spec) };
+    facts = {
+      requests: sumRequests(spec),
+      nonZero: sumNonZeroRequests(spec),
+      ephemeralStorage: effectiveRequest(spec, (c) => {
+        const storage = containerRequest(c, 'ephemeral-storage');
+        return storage === undefined ? 0 : memoryBytes(storage);
+      }),
+      hostPorts: hostPortsOf(spec),
+    };
     factsOf.set(spec, facts);
   }
   return facts;
@@ -89,6 +103,11 @@ function podFacts(spec: PodSpec): PodFacts {
 /** What the pod requests: the sum over its containers, init containers counted as Kubernetes counts them. */
 export function podRequests(spec: PodSpec): Resources {
   return podFacts(spec).requests;
+}
+
+/** The pod's ephemeral-storage request in bytes, summed as podRequests sums cpu and memory. */
+export function podEphemeralStorageRequest(spec: PodSpec): number {
+  return podFacts(spec).ephemeralStorage;
 }
 
 /**
@@ -110,6 +129,11 @@ function effectiveRequests(spec: PodSpec, of: (c: PodSpec['containers'][number])
     } else init = max(init, add(own, sidecars));
   }
   return max(total, init);
+}
+
+/** effectiveRequests for one resource counted in bytes (ephemeral-storage), carried in the memory slot. */
+function effectiveRequest(spec: PodSpec, of: (c: PodSpec['containers'][number]) => number): number {
+  return effectiveRequests(spec, (c) => ({ milliCPU: 0, memory: of(c) })).memory;
 }
 
 function sumRequests(spec: PodSpec): Resources {
@@ -163,8 +187,10 @@ export function emptyCandidate(node: NodeObject, ready: boolean): NodeCandidate 
       milliCPU: allocatable.cpu === undefined ? 0 : cpuMillis(allocatable.cpu),
       memory: allocatable.memory === undefined ? 0 : memoryBytes(allocatable.memory),
       pods: allocatable.pods === undefined ? DEFAULT_MAX_PODS : Number(allocatable.pods),
+      ...(allocatable['ephemeral-storage'] === undefined ? {} : { ephemeralStorage: memoryBytes(allocatable['ephemeral-storage']) }),
     },
     requested: { milliCPU: 0, memory: 0 },
+    requestedEphemeralStorage: 0,
     nonZeroRequested: { milliCPU: 0, memory: 0 },
     pods: 0,
     usedPorts: [],
@@ -178,6 +204,7 @@ export function withPod(candidate: NodeCandidate, spec: PodSpec): NodeCandidate 
   return {
     ...candidate,
     requested: { milliCPU: candidate.requested.milliCPU + requests.milliCPU, memory: candidate.requested.memory + requests.memory },
+    requestedEphemeralStorage: candidate.requestedEphemeralStorage + podEphemeralStorageRequest(spec),
     nonZeroRequested: {
       milliCPU: candidate.nonZeroRequested.milliCPU + nonZero.milliCPU,
       memory: candidate.nonZeroRequested.memory + nonZero.memory,
@@ -194,9 +221,10 @@ export function buildCandidates(nodes: Array<{ node: NodeObject; ready: boolean 
   for (const pod of pods) {
     const candidate = pod.nodeName === undefined ? undefined : byName.get(pod.nodeName);
     if (!candidate || isPodTerminal(pod)) continue;
-    const { requests, nonZero, hostPorts } = podFacts(pod.manifest.spec);
+    const { requests, nonZero, ephemeralStorage, hostPorts } = podFacts(pod.manifest.spec);
     candidate.requested.milliCPU += requests.milliCPU;
     candidate.requested.memory += requests.memory;
+    candidate.requestedEphemeralStorage += ephemeralStorage;
     candidate.nonZeroRequested.milliCPU += nonZero.milliCPU;
     candidate.nonZeroRequested.memory += nonZero.memory;
     candidate.pods++;
@@ -228,6 +256,10 @@ function filterWith(spec: PodSpec, pod: PodFacts, node: NodeCandidate): string[]
   const requests = pod.requests;
   if (requests.milliCPU > 0 && requests.milliCPU > node.allocatable.milliCPU - node.requested.milliCPU) reasons.push(REASONS.insufficientCPU);
   if (requests.memory > 0 && requests.memory > node.allocatable.memory - node.requested.memory) reasons.push(REASONS.insufficientMemory);
+  // A node that does not report ephemeral-storage (an agent from before it did) cannot enforce it either: not checked.
+  const storage = node.allocatable.ephemeralStorage;
+  if (pod.ephemeralStorage > 0 && storage !== undefined && pod.ephemeralStorage > storage - node.requestedEphemeralStorage)
+    reasons.push(REASONS.insufficientEphemeralStorage);
   return reasons;
 }
 

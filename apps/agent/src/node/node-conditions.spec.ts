@@ -7,6 +7,7 @@ import {
   parseNodeLabels,
   parseTaints,
   pressureConditions,
+  RESERVED_FORMAT,
   TAINTS_FORMAT,
   type SignalReadings,
 } from './node-conditions.js';
@@ -79,6 +80,15 @@ describe('allocatableFrom', () => {
       memory: '3145728Ki',
       pods: '110',
     });
+  });
+
+  it('keeps ephemeral-storage for the system too, in Ki', () => {
+    const capacity = { cpu: '2', memory: '4194304Ki', 'ephemeral-storage': '20971520Ki', pods: '110' };
+    assert.deepEqual(allocatableFrom(capacity, 'ephemeral-storage=2Gi', parse), { ...capacity, 'ephemeral-storage': '18874368Ki' });
+    assert.equal(allocatableFrom(capacity, '', parse)['ephemeral-storage'], '20971520Ki');
+    assert.equal(allocatableFrom(capacity, 'ephemeral-storage=100Gi', parse)['ephemeral-storage'], '0Ki');
+    assert.match('cpu=500m,memory=1Gi,ephemeral-storage=1Gi', RESERVED_FORMAT);
+    assert.doesNotMatch('disk=1Gi', RESERVED_FORMAT);
   });
 
   it('is the capacity when nothing is reserved, and never negative', () => {

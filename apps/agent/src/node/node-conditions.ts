@@ -141,11 +141,12 @@ export function parseTaints(text: string | undefined): Array<{ key: string; valu
     });
 }
 
-export const RESERVED_FORMAT = /^$|^(cpu|memory|pods)=[0-9.]+[a-zA-Z]*(,(cpu|memory|pods)=[0-9.]+[a-zA-Z]*)*$/;
+export const RESERVED_FORMAT = /^$|^(cpu|memory|ephemeral-storage|pods)=[0-9.]+[a-zA-Z]*(,(cpu|memory|ephemeral-storage|pods)=[0-9.]+[a-zA-Z]*)*$/;
 
 /**
  * allocatable = capacity − reserved (the kubelet's --system-reserved, `cpu=500m,memory=1Gi`),
- * never below zero, in Kubernetes' units: cpu in millicores when reserved, memory in Ki.
+ * never below zero, in Kubernetes' units: cpu in millicores when reserved, memory and
+ * ephemeral-storage in Ki.
  */
 export function allocatableFrom(capacity: Record<string, string>, reserved: string, parse: (q: string) => number): Record<string, string> {
   const minus = Object.fromEntries(
@@ -158,6 +159,9 @@ export function allocatableFrom(capacity: Record<string, string>, reserved: stri
   if (minus.cpu !== undefined && capacity.cpu !== undefined) allocatable.cpu = `${Math.max(0, Math.round((parse(capacity.cpu) - parse(minus.cpu)) * 1000))}m`;
   if (minus.memory !== undefined && capacity.memory !== undefined)
     allocatable.memory = `${Math.max(0, Math.floor((parse(capacity.memory) - parse(minus.memory)) / 1024))}Ki`;
+  const storage = capacity['ephemeral-storage'];
+  if (minus['ephemeral-storage'] !== undefined && storage !== undefined)
+    allocatable['ephemeral-storage'] = `${Math.max(0, Math.floor((parse(storage) - parse(minus['ephemeral-storage'])) / 1024))}Ki`;
   if (minus.pods !== undefined && capacity.pods !== undefined) allocatable.pods = String(Math.max(0, parse(capacity.pods) - parse(minus.pods)));
   return allocatable;
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statfsSync } from 'node:fs';
 import { arch, cpus, networkInterfaces, platform, release, totalmem } from 'node:os';
 import type { NodeObject } from '#contracts';
 import type { RuntimeInfo } from '#runtime';
@@ -68,8 +68,23 @@ function hostFile(...paths: string[]): string {
 }
 
 /**
+ * The size in bytes of the file system holding `dir` (statfs), as the kubelet reads its root
+ * dir's for the node's ephemeral-storage capacity; undefined when it cannot be read.
+ */
+export function fileSystemBytes(dir: string): number | undefined {
+  try {
+    const stat = statfsSync(dir);
+    const bytes = stat.blocks * stat.bsize;
+    return Number.isFinite(bytes) && bytes > 0 ? bytes : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The Node object this agent registers, from the machine's own readings. Capacity is what the
- * agent's cgroup allows where it sets a limit (a lab node's `mem_limit`, `cpus`), else the machine.
+ * agent's cgroup allows where it sets a limit (a lab node's `mem_limit`, `cpus`), else the machine;
+ * ephemeral-storage is the size of the agent's root dir's file system, when it could be read.
  */
 export function describeNode(
   name: string,
@@ -78,10 +93,16 @@ export function describeNode(
   runtime: RuntimeInfo,
   version: string,
   limits: CgroupLimits = readCgroupLimits(),
+  ephemeralStorageBytes?: number,
 ): NodeObject {
   const os = platform();
   const memory = Math.min(totalmem(), limits.memoryBytes ?? Infinity);
-  const capacity = { cpu: formatCpu(Math.min(cpuCount(), limits.cpuCores ?? Infinity)), memory: `${Math.floor(memory / 1024)}Ki`, pods: String(maxPods) };
+  const capacity: Record<string, string> = {
+    cpu: formatCpu(Math.min(cpuCount(), limits.cpuCores ?? Infinity)),
+    memory: `${Math.floor(memory / 1024)}Ki`,
+    ...(ephemeralStorageBytes === undefined ? {} : { 'ephemeral-storage': `${Math.floor(ephemeralStorageBytes / 1024)}Ki` }),
+    pods: String(maxPods),
+  };
   return {
     metadata: {
       name,

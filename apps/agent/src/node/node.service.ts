@@ -11,10 +11,18 @@ import { PlegHealth } from '../pleg/pleg-health.js';
 import { EvictionManager } from '../eviction/eviction-manager.service.js';
 import { allocatableFrom, parseNodeLabels, parseTaints, readyCondition } from './node-conditions.js';
 import { readCgroupLimits } from './cgroup-limits.js';
-import { describeNode, detectNodeIP, sharedFor } from './node-info.js';
+import { describeNode, detectNodeIP, fileSystemBytes, sharedFor } from './node-info.js';
 
 /** The machine's cgroup limits, shared by the nodes of one process (see sharedFor). */
 const machineLimits = sharedFor(500, () => readCgroupLimits());
+
+/** The size of each root dir's file system (ephemeral-storage capacity), shared likewise. */
+const rootFileSystems = new Map<string, () => number | undefined>();
+function rootFileSystemBytes(dir: string): number | undefined {
+  let read = rootFileSystems.get(dir);
+  if (!read) rootFileSystems.set(dir, (read = sharedFor(500, () => fileSystemBytes(dir))));
+  return read();
+}
 
 const UNKNOWN_RUNTIME: RuntimeInfo = { name: 'docker', version: 'unknown', apiVersion: 'unknown', os: 'unknown', kernelVersion: 'unknown' };
 
@@ -86,15 +94,21 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
+  /** The node as the machine describes it, before labels, taints, reservations and conditions. */
+  private machineNode(): NodeObject {
+    const storage = rootFileSystemBytes(this.config.AGENT_ROOT_DIR);
+    return describeNode(this.config.NODE_NAME, this.nodeIP, this.config.MAX_PODS, this.runtimeInfo ?? UNKNOWN_RUNTIME, AGENT_VERSION, machineLimits(), storage);
+  }
+
   /** What pods may use: capacity less the system's reservation (a downward API resourceFieldRef to an unset limit reads it). */
   allocatable(): Record<string, string> {
-    const node = describeNode(this.config.NODE_NAME, this.nodeIP, this.config.MAX_PODS, this.runtimeInfo ?? UNKNOWN_RUNTIME, AGENT_VERSION, machineLimits());
+    const node = this.machineNode();
     return allocatableFrom(node.status.capacity, this.config.SYSTEM_RESERVED, parseQuantity);
   }
 
   /** The node as it is now: capacity, labels, taints, and the eviction manager's pressure conditions. */
   private describe(): NodeObject {
-    const node = describeNode(this.config.NODE_NAME, this.nodeIP, this.config.MAX_PODS, this.runtimeInfo ?? UNKNOWN_RUNTIME, AGENT_VERSION, machineLimits());
+    const node = this.machineNode();
     // The pressure conditions' taints, as the node lifecycle controller adds them (TaintNodesByCondition).
     const taints = [...parseTaints(this.config.REGISTER_WITH_TAINTS), ...this.eviction.taints()];
     return {
