@@ -2,17 +2,26 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ProbeTracker, type ProbeResult } from './probe-tracker.js';
 
-const feed = (sut: ProbeTracker, outcomes: ProbeResult[]): Array<ProbeResult> =>
+const feed = (sut: ProbeTracker, outcomes: ProbeResult[]): Array<ProbeResult | 'unknown'> =>
   outcomes.map((o) => {
     sut.record(o);
     return sut.result;
   });
 
 describe('ProbeTracker', () => {
-  it('starts liveness as a success, readiness and startup as failures', () => {
+  it('starts liveness as a success, readiness as a failure and startup as unknown', () => {
     assert.equal(new ProbeTracker('liveness', 1, 3).result, 'success');
     assert.equal(new ProbeTracker('readiness', 1, 3).result, 'failure');
-    assert.equal(new ProbeTracker('startup', 1, 3).result, 'failure');
+    assert.equal(new ProbeTracker('startup', 1, 3).result, 'unknown');
+  });
+
+  it('turns a startup probe to failure after failureThreshold failures, and says so', () => {
+    const sut = new ProbeTracker('startup', 1, 3);
+    assert.deepEqual(
+      (['failure', 'failure', 'failure'] as const).map((o) => sut.record(o)),
+      [false, false, true],
+    );
+    assert.equal(sut.result, 'failure');
   });
 
   it('fails only after failureThreshold failures in a row', () => {

@@ -27,8 +27,12 @@ function pod(): DesiredPod {
   return { namespace: 'default', name: 'web-0', uid: UID, manifest };
 }
 
-/** Publishes nothing: what the executor records is not under test here. */
-const quietBus = { publish: () => Promise.resolve() } as unknown as Bus;
+/** Publishes nothing; the events the executor records are kept as `reason: message`. */
+const recorded: string[] = [];
+const quietBus = {
+  publish: () => Promise.resolve(),
+  publishBuffered: (_subject: string, _type: string, data: { reason?: string; message?: string }) => recorded.push(`${data.reason}: ${data.message}`),
+} as unknown as Bus;
 
 describe('PodExecutor: sandboxes', () => {
   let root: string;
@@ -76,5 +80,76 @@ describe('PodExecutor: sandboxes', () => {
       [`jetlet_POD_web-0_default_${UID}_0`, 'exited'],
       [`jetlet_POD_web-0_default_${UID}_1`, 'running'],
     ]);
+  });
+});
+
+describe('PodExecutor: kills', () => {
+  let root: string;
+  let runtime: FakeRuntime;
+  let sut: PodExecutor;
+
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'jetlet-executor-'));
+    recorded.length = 0;
+    const config = Object.assign(new AgentConfig(), { NODE_NAME: 'node-1', AGENT_ROOT_DIR: root });
+    runtime = new FakeRuntime();
+    const node = { nodeIP: '10.0.0.1', allocatable: () => ({ cpu: '2', memory: '4Gi' }) } as unknown as NodeService;
+    const configSource = new ConfigSource(quietBus, config);
+    const events = new EventRecorder(config, quietBus);
+    sut = new PodExecutor(
+      config,
+      runtime,
+      events,
+      new HandlerRunner(runtime, config),
+      new TerminationMessages(config, runtime),
+      configSource,
+      node,
+      new VolumeManager(config, configSource, node, new HostMounts()),
+    );
+  });
+
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  it('kills a run once for a probe failure, however many plans asked, and says it will be restarted only where it will', async () => {
+    const desired = pod();
+    await sut.apply({ kind: 'RunSandbox', pod: desired, attempt: 0 });
+    const [box] = await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'sandbox' });
+    await sut.apply({ kind: 'StartContainer', pod: desired, container: desired.manifest.spec.containers[0], attempt: 0, sandboxId: box.id });
+    const [web] = await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'container' });
+    assert.equal(web.state, 'running');
+
+    const stops: string[] = [];
+    const stop = runtime.stopContainer.bind(runtime);
+    runtime.stopContainer = (id, grace) => {
+      stops.push(id);
+      return stop(id, grace);
+    };
+    const kill = { kind: 'KillContainer', pod: desired, containerId: web.id, containerName: 'web', graceSeconds: 2, reason: 'LivenessProbe' } as const;
+    await sut.apply(kill);
+    // A second plan made from a listing taken before the kill finished.
+    await sut.apply(kill);
+
+    assert.equal((await runtime.inspectContainer(web.id))?.state, 'exited');
+    assert.deepEqual(stops, [web.id], 'stopped once: no second preStop against a dead container');
+    assert.deepEqual(
+      recorded.filter((r) => r.startsWith('Killing')),
+      ['Killing: Container web failed liveness probe, will be restarted'],
+    );
+  });
+
+  it('does not promise a restart under restartPolicy Never', async () => {
+    const desired = pod();
+    desired.manifest.spec.restartPolicy = 'Never';
+    await sut.apply({ kind: 'RunSandbox', pod: desired, attempt: 0 });
+    const [box] = await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'sandbox' });
+    await sut.apply({ kind: 'StartContainer', pod: desired, container: desired.manifest.spec.containers[0], attempt: 0, sandboxId: box.id });
+    const [web] = await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'container' });
+
+    await sut.apply({ kind: 'KillContainer', pod: desired, containerId: web.id, containerName: 'web', graceSeconds: 2, reason: 'StartupProbe' });
+
+    assert.deepEqual(
+      recorded.filter((r) => r.startsWith('Killing')),
+      ['Killing: Container web failed startup probe'],
+    );
   });
 });

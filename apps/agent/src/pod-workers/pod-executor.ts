@@ -89,9 +89,13 @@ export class PodExecutor {
       case 'StartContainer':
         return this.startContainer(action.pod, action.container, action.attempt, action.sandboxId, action.pidOf);
       case 'KillContainer': {
-        // The kubelet's words: "failed liveness probe" / "failed startup probe" / "definition changed".
+        // Planned from a listing that may predate an earlier kill of the same run: one kill per run.
+        if ((await this.runtime.inspectContainer(action.containerId))?.state !== 'running') return;
+        // The kubelet's words: "failed liveness probe" / "failed startup probe" / "definition changed",
+        // and ", will be restarted" only where the restart policy restarts it.
         const why = action.reason === 'SpecChanged' ? 'definition changed' : `failed ${action.reason === 'LivenessProbe' ? 'liveness' : 'startup'} probe`;
-        this.events.normal(action.pod, 'Killing', `Container ${action.containerName} ${why}, will be restarted`, action.containerName);
+        const restarts = action.reason === 'SpecChanged' || action.pod.manifest.spec.restartPolicy !== 'Never';
+        this.events.normal(action.pod, 'Killing', `Container ${action.containerName} ${why}${restarts ? ', will be restarted' : ''}`, action.containerName);
         return this.stopContainer(action.pod, action.containerName, action.containerId, action.graceSeconds);
       }
       case 'KillPod':

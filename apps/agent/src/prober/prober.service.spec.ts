@@ -108,6 +108,21 @@ describe('ProberService', () => {
     assert.equal(calls, 4);
   });
 
+  it('marks a container unhealthy when its startup probe fails failureThreshold times in a row', async () => {
+    const spec: Container = { name: 'web', image: 'web:1', startupProbe: { exec: { command: ['started'] }, periodSeconds: 1, failureThreshold: 2 } };
+    const c = running(spec);
+    outcomes = [false];
+    sut.sync([pod(spec)], new Map([[UID, [c]]]));
+
+    await advance(0);
+    assert.deepEqual(sut.state(c.id), {}, 'one failure is below the threshold');
+    await advance(1000);
+    assert.deepEqual(sut.state(c.id), { unhealthy: 'StartupProbe' });
+    assert.equal(results, 1);
+    await advance(5000);
+    assert.equal(calls, 2, 'its worker stopped');
+  });
+
   it('holds liveness and readiness until the startup probe passes, then reports ready', async () => {
     const spec: Container = {
       name: 'web',

@@ -67,7 +67,8 @@ class ProbeWorker {
     // The kubelet's prober words it so (an exec probe: the command's output alone); repeats aggregate into one Event.
     if (!outcome.ok) this.prober.events.warning(this.pod, 'Unhealthy', `${this.title} probe failed: ${outcome.output ?? outcome.message}`, this.spec.name);
     if (this.tracker.record(outcome.ok ? 'success' : 'failure')) {
-      const keepGoing = this.prober.changed(this, this.tracker.result);
+      // A change is always to this outcome, never back to unknown.
+      const keepGoing = this.prober.changed(this, outcome.ok ? 'success' : 'failure');
       if (!keepGoing) return this.stop();
     }
     next();
