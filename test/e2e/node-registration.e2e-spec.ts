@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFileSync, statfsSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statfsSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { NodeObject } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
@@ -9,6 +10,9 @@ import { Cluster, uniqueName } from '../harness/cluster.js';
 describe('node registration', () => {
   let cluster: Cluster;
   const node = uniqueName('reg-node');
+  // A root dir that does not exist yet: the agent makes it at start, as the kubelet does.
+  const parent = mkdtempSync(join(tmpdir(), 'jetlet-reg-'));
+  const rootDir = join(parent, 'var', 'lib', 'jetlet');
 
   before(async () => {
     cluster = await Cluster.start();
@@ -17,11 +21,13 @@ describe('node registration', () => {
       REGISTER_WITH_TAINTS: 'dedicated=batch:NoSchedule',
       MAX_PODS: '42',
       SYSTEM_RESERVED: 'cpu=500m,memory=1Gi,ephemeral-storage=1Gi',
+      AGENT_ROOT_DIR: rootDir,
     });
   });
 
   after(async () => {
     await cluster?.stop();
+    rmSync(parent, { recursive: true, force: true });
   });
 
   it("reports the machine's own CPU count and memory as capacity, and allocatable pods from MAX_PODS", async () => {
@@ -38,9 +44,10 @@ describe('node registration', () => {
     assert.equal(body.status.allocatable.memory, `${Number(memTotalKi) - 1024 * 1024}Ki`);
   });
 
-  it("reports the size of the agent's root dir's file system as ephemeral-storage, less SYSTEM_RESERVED", async () => {
+  it("makes the agent's root dir and reports the size of its file system as ephemeral-storage, less SYSTEM_RESERVED", async () => {
     const { body } = await cluster.request<NodeObject>('GET', `/api/v1/nodes/${node}`);
-    const stat = statfsSync(cluster.agents.get(node)!.rootDir);
+    assert.ok(existsSync(rootDir), 'the agent made its root dir');
+    const stat = statfsSync(rootDir);
     const sizeKi = (stat.blocks * stat.bsize) / 1024;
     assert.equal(body.status.capacity['ephemeral-storage'], `${sizeKi}Ki`);
     assert.equal(body.status.allocatable['ephemeral-storage'], `${Math.max(0, sizeKi - 1024 * 1024)}Ki`);

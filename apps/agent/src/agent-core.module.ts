@@ -1,4 +1,5 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { mkdir } from 'node:fs/promises';
+import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { DockerRuntime, FakeRuntime, type ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from './agent.constants.js';
 import type { AgentConfig } from './agent.config.js';
@@ -10,6 +11,17 @@ import { PlegHealth } from './pleg/pleg-health.js';
 /** The runtime the config names: the Docker engine, or the in-memory one of a hollow node. */
 function createRuntime(config: AgentConfig, nodeIndex: number): ContainerRuntime {
   return config.RUNTIME === 'fake' ? new FakeRuntime({ nodeIndex }) : new DockerRuntime();
+}
+
+/**
+ * The agent's root dir, made before anything reads it, as the kubelet makes its own at start:
+ * the node's ephemeral-storage and nodefs signals are read from its file system.
+ */
+async function makeRootDir(config: AgentConfig): Promise<AgentConfig> {
+  await mkdir(config.AGENT_ROOT_DIR, { recursive: true }).catch((error: unknown) =>
+    new Logger('AgentCoreModule').warn(`cannot make AGENT_ROOT_DIR ${config.AGENT_ROOT_DIR}: ${(error as Error).message}`),
+  );
+  return config;
 }
 
 /**
@@ -26,7 +38,7 @@ export class AgentCoreModule {
       module: AgentCoreModule,
       global: true,
       providers: [
-        { provide: AGENT_CONFIG, useValue: config },
+        { provide: AGENT_CONFIG, useFactory: () => makeRootDir(config) },
         { provide: RUNTIME, useFactory: () => createRuntime(config, nodeIndex) },
         // Per agent, not per process: hollow nodes run many agents side by side.
         { provide: AgentMetrics, useFactory: () => new AgentMetrics() },
