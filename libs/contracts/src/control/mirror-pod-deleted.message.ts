@@ -5,6 +5,7 @@ import { IsUUID } from 'class-validator';
  * on, so its agent announces the mirror again. Writer: the API, on `SUBJECTS.mirrorDeleted(node)`.
  */
 export class MirrorPodDeleted {
+  /** The uid of the mirror pod the API deleted, which is its static pod's uid. */
   @IsUUID()
   uid: string;
 }
