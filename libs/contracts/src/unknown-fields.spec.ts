@@ -46,4 +46,9 @@ describe('knownKubeFields', () => {
     assert.deepEqual(knownKubeFields('V1ConfigMap', { data: {}, binaryData: {}, immutable: true, dat: {} }).unknown, ['dat']);
     assert.deepEqual(knownKubeFields('V1Secret', { data: {}, stringData: {}, type: 'Opaque', strinData: {} }).unknown, ['strinData']);
   });
+
+  it("names Object's own property names in a body as unknown fields, never taking them for known ones", () => {
+    const body = JSON.parse('{"metadata":{"name":"a","toString":0},"spec":{"containers":[]},"__proto__":{"x":1},"constructor":1}') as object;
+    assert.deepEqual(knownKubeFields('V1Pod', body).unknown.sort(), ['__proto__', 'constructor', 'metadata.toString']);
+  });
 });

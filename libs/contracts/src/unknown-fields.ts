@@ -23,12 +23,13 @@ function walk(type: string, value: unknown, path: string, unknown: string[]): un
     const item = type.slice(2);
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(item, v, `${path}[${k}]`, unknown)]));
   }
-  const fields = KUBE_TYPES[type];
+  const fields = Object.hasOwn(KUBE_TYPES, type) ? KUBE_TYPES[type] : undefined;
   if (!fields || !isObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
     const at = path ? `${path}.${key}` : key;
-    if (!(key in fields)) unknown.push(at);
+    // Own fields only: `toString` or `__proto__` in a body is an unknown field, not Object's.
+    if (!Object.hasOwn(fields, key)) unknown.push(at);
     else {
       const nested = fields[key];
       out[key] = nested === null ? v : walk(nested, v, at, unknown);

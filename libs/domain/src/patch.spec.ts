@@ -26,6 +26,25 @@ describe('mergePatch (RFC 7386)', () => {
   });
 });
 
+describe("patches naming Object's own properties", () => {
+  const hostile = (): object => JSON.parse('{"toString":0,"__proto__":{"polluted":true},"metadata":{"constructor":"x"}}') as object;
+
+  for (const [name, apply] of [
+    ['merge patch', (target: object) => mergePatch(target, hostile())],
+    ['strategic merge patch', (target: object) => strategicMergePatch(target, hostile())],
+  ] as const) {
+    it(`keeps them as own fields of the result under a ${name}, leaving every prototype alone`, () => {
+      const sut = apply(structuredClone(pod)) as Record<string, unknown>;
+      assert.equal(Object.getPrototypeOf(sut), Object.prototype);
+      assert.deepEqual(Object.keys(sut).sort(), ['__proto__', 'metadata', 'spec', 'toString']);
+      assert.equal(Object.getOwnPropertyDescriptor(sut, 'toString')?.value, 0);
+      assert.deepEqual(Object.getOwnPropertyDescriptor(sut, '__proto__')?.value, { polluted: true });
+      assert.equal((sut['metadata'] as Record<string, unknown>)['constructor'], 'x');
+      assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
+    });
+  }
+});
+
 describe('strategicMergePatch', () => {
   it('merges containers by name, keeping the fields the patch does not name', () => {
     const sut = strategicMergePatch(pod, { spec: { containers: [{ name: 'b', image: 'y:2' }] } });

@@ -1,4 +1,5 @@
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
+import { ownField, putField } from './own-fields.js';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -10,7 +11,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   const result: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
+    else putField(result, key, mergePatch(ownField(result, key), value));
   }
   return result;
 }

@@ -1,4 +1,5 @@
 import { POD_PATCH_META, type PatchMeta } from './patch-meta.js';
+import { ownField, putField } from './own-fields.js';
 
 type JsonMap = Record<string, unknown>;
 
@@ -65,22 +66,22 @@ function mergeMap(original: JsonMap, patch: JsonMap, meta: PatchMeta | undefined
       delete original[key];
       continue;
     }
-    const fieldMeta = meta?.fields?.[key];
-    const current = original[key];
+    const fieldMeta = meta?.fields && Object.hasOwn(meta.fields, key) ? meta.fields[key] : undefined;
+    const current = ownField(original, key);
     if (current === undefined || current === null) {
       if (isDeleteList) continue;
       // A field the object lacks takes the patch's value, its own directives applied to nothing.
-      if (isMap(patchValue)) original[key] = mergeMap({}, patchValue, fieldMeta);
-      else if (Array.isArray(patchValue)) original[key] = mergeList([], patchValue, fieldMeta, false);
-      else original[key] = patchValue;
+      if (isMap(patchValue)) putField(original, key, mergeMap({}, patchValue, fieldMeta));
+      else if (Array.isArray(patchValue)) putField(original, key, mergeList([], patchValue, fieldMeta, false));
+      else putField(original, key, patchValue);
       continue;
     }
     if (isMap(current) && isMap(patchValue)) {
-      original[key] = mergeMap(current, patchValue, fieldMeta);
+      putField(original, key, mergeMap(current, patchValue, fieldMeta));
     } else if (Array.isArray(current) && Array.isArray(patchValue)) {
-      original[key] = mergeList(current, patchValue, fieldMeta, isDeleteList);
+      putField(original, key, mergeList(current, patchValue, fieldMeta, isDeleteList));
     } else if (!isDeleteList) {
-      original[key] = withoutNulls(patchValue);
+      putField(original, key, withoutNulls(patchValue));
     }
   }
   return original;

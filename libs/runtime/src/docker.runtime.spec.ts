@@ -301,6 +301,14 @@ describe('demuxLogFrames', () => {
   });
 });
 
+/** Lets the event loop turn until `condition` holds (at most 10,000 turns). */
+async function waitUntil(condition: () => boolean): Promise<void> {
+  for (let turn = 0; !condition(); turn++) {
+    if (turn >= 10_000) throw new Error('condition never held');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 /** An engine error as dockerode shapes it. */
 function httpError(statusCode: number, message: string): Error {
   return Object.assign(new Error(`(HTTP code ${statusCode}) - ${message}`), { statusCode });
@@ -357,6 +365,38 @@ describe('DockerRuntime with a fake engine client', () => {
     assert.deepEqual(seen, ['start']);
     assert.equal(stream.destroyed, true);
     assert.deepEqual(filters, { type: ['container'], label: ['io.jetlet.node=n1'] });
+  });
+
+  it('reports an OOM kill whose oom event came after the die, which the engine did not record', async () => {
+    const json = runningSandboxJson();
+    json.State = { Status: 'exited', ExitCode: 137, OOMKilled: false, Error: '', StartedAt: '2024-05-01T10:00:01Z', FinishedAt: '2024-05-01T10:00:02Z' };
+    const id = json.Id;
+    const stream = new PassThrough();
+    const sut = new DockerRuntime(
+      fakeDocker({
+        getEvents: async () => stream,
+        listContainers: async () => [{ Id: id, State: 'exited' }],
+        getContainer: () => ({ inspect: async () => structuredClone(json) }),
+      }),
+    );
+    const line = (action: string): string => JSON.stringify({ Type: 'container', Action: action, Actor: { ID: id, Attributes: {} }, timeNano: 1e15 }) + '\n';
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const watching = (async () => {
+      for await (const event of sut.events({}, controller.signal)) {
+        seen.push(event.action);
+        if (event.action === 'oom') controller.abort();
+      }
+    })();
+
+    stream.write(line('die'));
+    await waitUntil(() => seen.length === 1);
+    assert.equal((await sut.listContainers({}))[0]?.oomKilled, false, 'the engine says nothing of an OOM yet');
+    stream.write(line('oom'));
+    await watching;
+
+    assert.equal((await sut.listContainers({}))[0]?.oomKilled, true);
+    assert.equal((await sut.inspectContainer(id))?.oomKilled, true);
   });
 
   it('wraps a failing event stream so the caller can reconnect', async () => {

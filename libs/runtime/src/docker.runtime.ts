@@ -116,6 +116,9 @@ export function toIsoTime(raw: string | null | undefined): string | undefined {
 }
 
 /** Maps a Docker inspect answer onto the port's container shape. */
+/** How many containers' OOM events the runtime remembers (see DockerRuntime.oomSeen). */
+const OOM_MEMORY = 4096;
+
 export function toRuntimeContainer(info: DockerContainerJson): RuntimeContainer {
   const state = toRuntimeState(info.State.Status);
   const rawExitCode = info.State.ExitCode ?? 0;
@@ -275,6 +278,13 @@ export class DockerRuntime implements ContainerRuntime {
    * again, so an idle pass costs one list call, not one call per container.
    */
   private readonly inspected = new Map<string, { state: string; container: RuntimeContainer }>();
+  /**
+   * Containers the engine sent an `oom` event for. With containerd, the engine marks a
+   * container OOMKilled only when the OOM reaches it before the exit; when the two race the
+   * other way, `State.OOMKilled` stays false although its own `oom` event follows the `die`.
+   * Remembered here (the newest OOM_MEMORY), so the kill is reported as what it was.
+   */
+  private readonly oomSeen = new Set<string>();
 
   /** Without an argument dockerode's defaults apply: DOCKER_HOST, else /var/run/docker.sock. */
   constructor(docker?: DockerOrOptions) {
@@ -497,7 +507,23 @@ export class DockerRuntime implements ContainerRuntime {
 
   async inspectContainer(id: string): Promise<RuntimeContainer | undefined> {
     const info = await this.inspectRaw(id);
-    return info === undefined ? undefined : toRuntimeContainer(info);
+    return info === undefined ? undefined : this.toContainer(info);
+  }
+
+  /** The port's view of an inspect, with an OOM kill the engine announced but did not record. */
+  private toContainer(info: DockerContainerJson): RuntimeContainer {
+    const container = toRuntimeContainer(info);
+    if (!container.oomKilled && this.oomSeen.has(container.id) && container.state === 'exited') container.oomKilled = true;
+    return container;
+  }
+
+  private rememberOom(id: string): void {
+    this.oomSeen.add(id);
+    // Oldest first: a Set iterates in insertion order.
+    for (const old of this.oomSeen) {
+      if (this.oomSeen.size <= OOM_MEMORY) break;
+      this.oomSeen.delete(old);
+    }
   }
 
   async containerDiskUsage(id: string): Promise<ContainerDiskUsage | undefined> {
@@ -558,6 +584,8 @@ export class DockerRuntime implements ContainerRuntime {
         if (event === undefined) continue;
         // Whatever happened, the cached inspect of this container may be stale now.
         this.inspected.delete(event.containerId);
+        if (event.action === 'oom') this.rememberOom(event.containerId);
+        else if (event.action === 'destroy') this.oomSeen.delete(event.containerId);
         yield event;
       }
     } catch (err) {
@@ -739,7 +767,7 @@ export class DockerRuntime implements ContainerRuntime {
         if (cached?.state === state) return cached.container;
         const info = await this.inspectRaw(id);
         if (info === undefined) return undefined;
-        const container = toRuntimeContainer(info);
+        const container = this.toContainer(info);
         // Cache under the state the list saw only if the inspect agrees, so a move between the two calls is seen next time.
         // 'created' is not cached: a failed start leaves that state and only changes the exit code and error.
         if (info.State.Status === state && state !== 'created') this.inspected.set(id, { state, container });

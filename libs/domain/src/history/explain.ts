@@ -245,9 +245,19 @@ export function explainPod(messages: RecordedMessage[], namespace: string, name:
             text: `pull of ${e.data.image ?? '?'} for ${e.data.containerName} failed at ${clock(Date.parse(e.data.failedAt))}; back-off ${goDuration(e.data.delayMs)} → next pull no sooner than ${clock(Date.parse(e.data.recordedAt) + e.data.delayMs)}`,
           });
         break;
-      case 'ContainerEvent':
+      case 'ContainerEvent': {
         if (e.data.reason === 'Died') deaths.push(e.data);
+        // The engine may announce an OOM kill after the death it caused: that death was the OOM kill.
+        const died =
+          e.data.reason === 'OOMKilled'
+            ? deaths
+                .map((d, i) => [d, i] as const)
+                .filter(([d]) => d.containerID === e.data.containerID)
+                .pop()
+            : undefined;
+        if (died && died[0].exitReason !== 'OOMKilled') deaths[died[1]] = { ...died[0], exitReason: 'OOMKilled' };
         break;
+      }
       case 'ProbeResultChanged':
         explanation.probes.push({ atMs: at, text: `${e.data.containerName}: ${e.data.probe} probe now ${e.data.result}` });
         break;

@@ -190,6 +190,30 @@ describe('explainPod', () => {
     assert.deepEqual(sut.findings, []);
   });
 
+  it('takes a death the engine announced as an OOM kill only after it for an OOM kill', () => {
+    const log = story();
+    const died = log.messages.find((m) => m.envelope?.type === 'ContainerEvent' && m.envelope.data.reason === 'Died');
+    const at = (died?.envelope?.type === 'ContainerEvent' ? Date.parse(died.envelope.data.observedAt) : 0) + 5;
+    const ev = { uid: UID, namespace: 'default', name: 'web', nodeName: 'b', containerName: 'main' };
+    log.add(
+      STREAMS.events,
+      SUBJECTS.containerEvents('b', UID),
+      'ContainerEvent',
+      { ...ev, containerID: 'docker://1', reason: 'OOMKilled', observedAt: iso(at) },
+      at,
+      {
+        node: 'b',
+      },
+    );
+
+    const sut = explainPod(log.messages, 'default', 'web', { timeMs: T0 + 600_000 }, { graceMs: 40_000 });
+
+    assert.deepEqual(
+      sut.containers[0].restarts.map((r) => r.exitReason),
+      ['OOMKilled', 'Error', 'Error'],
+    );
+  });
+
   it('finds a recorded back-off its code does not give, and a restart before its back-off ended', () => {
     const log = story();
     const facts = log.messages.filter((m) => m.envelope?.type === 'BackoffRecorded');
