@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Bus } from '#bus';
 import type { PodManifest } from '#contracts';
 import type { DesiredPod } from '#domain';
-import { FakeRuntime, LABELS } from '#runtime';
+import { FakeRuntime, LABELS, type RuntimeContainer } from '#runtime';
 import { AgentConfig } from '../agent.config.js';
 import { ConfigSource } from '../configmap/config-source.service.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
@@ -34,6 +34,23 @@ const quietBus = {
   publishBuffered: (_subject: string, _type: string, data: { reason?: string; message?: string }) => recorded.push(`${data.reason}: ${data.message}`),
 } as unknown as Bus;
 
+/** An executor of node-1 on `runtime`, keeping its files under `root`. */
+function executorOn(runtime: FakeRuntime, root: string): PodExecutor {
+  const config = Object.assign(new AgentConfig(), { NODE_NAME: 'node-1', AGENT_ROOT_DIR: root });
+  const node = { nodeIP: '10.0.0.1', allocatable: () => ({ cpu: '2', memory: '4Gi' }) } as unknown as NodeService;
+  const configSource = new ConfigSource(quietBus, config);
+  return new PodExecutor(
+    config,
+    runtime,
+    new EventRecorder(config, quietBus),
+    new HandlerRunner(runtime, config),
+    new TerminationMessages(config, runtime),
+    configSource,
+    node,
+    new VolumeManager(config, configSource, node, new HostMounts()),
+  );
+}
+
 describe('PodExecutor: sandboxes', () => {
   let root: string;
   let runtime: FakeRuntime;
@@ -41,20 +58,8 @@ describe('PodExecutor: sandboxes', () => {
 
   beforeEach(() => {
     root = mkdtempSync(join(tmpdir(), 'jetlet-executor-'));
-    const config = Object.assign(new AgentConfig(), { NODE_NAME: 'node-1', AGENT_ROOT_DIR: root });
     runtime = new FakeRuntime();
-    const node = { nodeIP: '10.0.0.1', allocatable: () => ({ cpu: '2', memory: '4Gi' }) } as unknown as NodeService;
-    const configSource = new ConfigSource(quietBus, config);
-    sut = new PodExecutor(
-      config,
-      runtime,
-      new EventRecorder(config, quietBus),
-      new HandlerRunner(runtime, config),
-      new TerminationMessages(config, runtime),
-      configSource,
-      node,
-      new VolumeManager(config, configSource, node, new HostMounts()),
-    );
+    sut = executorOn(runtime, root);
   });
 
   afterEach(() => rmSync(root, { recursive: true, force: true }));
@@ -91,31 +96,24 @@ describe('PodExecutor: kills', () => {
   beforeEach(() => {
     root = mkdtempSync(join(tmpdir(), 'jetlet-executor-'));
     recorded.length = 0;
-    const config = Object.assign(new AgentConfig(), { NODE_NAME: 'node-1', AGENT_ROOT_DIR: root });
     runtime = new FakeRuntime();
-    const node = { nodeIP: '10.0.0.1', allocatable: () => ({ cpu: '2', memory: '4Gi' }) } as unknown as NodeService;
-    const configSource = new ConfigSource(quietBus, config);
-    const events = new EventRecorder(config, quietBus);
-    sut = new PodExecutor(
-      config,
-      runtime,
-      events,
-      new HandlerRunner(runtime, config),
-      new TerminationMessages(config, runtime),
-      configSource,
-      node,
-      new VolumeManager(config, configSource, node, new HostMounts()),
-    );
+    sut = executorOn(runtime, root);
   });
 
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-  it('kills a run once for a probe failure, however many plans asked, and says it will be restarted only where it will', async () => {
-    const desired = pod();
+  /** Runs the pod's sandbox and its `web` container; returns that container. */
+  const runningWeb = async (desired: DesiredPod): Promise<RuntimeContainer> => {
     await sut.apply({ kind: 'RunSandbox', pod: desired, attempt: 0 });
     const [box] = await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'sandbox' });
     await sut.apply({ kind: 'StartContainer', pod: desired, container: desired.manifest.spec.containers[0], attempt: 0, sandboxId: box.id });
     const [web] = await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'container' });
+    return web;
+  };
+
+  it('kills a run once for a probe failure, however many plans asked, and says it will be restarted only where it will', async () => {
+    const desired = pod();
+    const web = await runningWeb(desired);
     assert.equal(web.state, 'running');
 
     const stops: string[] = [];
@@ -140,10 +138,7 @@ describe('PodExecutor: kills', () => {
   it('does not promise a restart under restartPolicy Never', async () => {
     const desired = pod();
     desired.manifest.spec.restartPolicy = 'Never';
-    await sut.apply({ kind: 'RunSandbox', pod: desired, attempt: 0 });
-    const [box] = await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'sandbox' });
-    await sut.apply({ kind: 'StartContainer', pod: desired, container: desired.manifest.spec.containers[0], attempt: 0, sandboxId: box.id });
-    const [web] = await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'container' });
+    const web = await runningWeb(desired);
 
     await sut.apply({ kind: 'KillContainer', pod: desired, containerId: web.id, containerName: 'web', graceSeconds: 2, reason: 'StartupProbe' });
 
