@@ -1,4 +1,6 @@
+import Docker from 'dockerode';
 import type { Pod } from '#contracts';
+import { LABELS } from '#runtime';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { sleep, waitFor } from '../test/harness/processes.js';
 import { fmt, printTable, rssKiB, scrape, sumMetric, workTimeoutMs, type MetricSample } from './bench-util.js';
@@ -10,6 +12,10 @@ const EMPTY_WINDOW_MS = 10_000;
 const CALLS = 'jetlet_runtime_docker_calls_total';
 const PASSES = 'jetlet_reconcile_duration_seconds_count';
 const PASS_SECONDS = 'jetlet_reconcile_duration_seconds_sum';
+const RELISTS = 'kubelet_pleg_relist_duration_seconds_count';
+const RELIST_SECONDS = 'kubelet_pleg_relist_duration_seconds_sum';
+/** Direct list calls timed for the floor. */
+const FLOOR_LISTS = 20;
 /** The kubelet's generic PLEG relist asks the runtime for sandboxes and containers: 2 CRI list calls a second, whatever the pod count. */
 const KUBELET_RELIST_CALLS = 2;
 
@@ -17,6 +23,8 @@ interface Window {
   seconds: number;
   passes: number;
   meanPassMs: number;
+  /** The pass's list of the node's containers (the PLEG relist), Docker's time and the decoding. */
+  meanListMs: number;
   callsPerPass: number;
   byCall: Map<string, number>;
 }
@@ -33,7 +41,26 @@ async function idleWindow(url: string, ms: number): Promise<Window> {
   const passes = delta(PASSES);
   const calls = new Set([...before, ...after].filter((s: MetricSample) => s.name === CALLS).map((s) => s.labels['call'] ?? ''));
   const byCall = new Map([...calls].sort().map((call) => [call, delta(CALLS, (l) => l['call'] === call) / passes]));
-  return { seconds, passes, meanPassMs: (delta(PASS_SECONDS) / passes) * 1000, callsPerPass: delta(CALLS) / passes, byCall };
+  return {
+    seconds,
+    passes,
+    meanPassMs: (delta(PASS_SECONDS) / passes) * 1000,
+    meanListMs: (delta(RELIST_SECONDS) / delta(RELISTS)) * 1000,
+    callsPerPass: delta(CALLS) / passes,
+    byCall,
+  };
+}
+
+/** The same list call as the pass's (every container of the node, by label), made by this process straight to the engine: Docker's own floor. */
+async function dockerListMs(node: string): Promise<number> {
+  const docker = new Docker();
+  const samples: number[] = [];
+  for (let i = 0; i < FLOOR_LISTS; i++) {
+    const start = performance.now();
+    await docker.listContainers({ all: true, filters: { label: [`${LABELS.node}=${node}`] } });
+    samples.push(performance.now() - start);
+  }
+  return samples.reduce((a, b) => a + b, 0) / samples.length;
 }
 
 async function listPods(cluster: Cluster): Promise<Pod[]> {
@@ -54,6 +81,7 @@ async function main(): Promise<void> {
     await sleep(3000); // let start-up passes and registration settle
     const empty = await idleWindow(url, EMPTY_WINDOW_MS);
     const rssEmpty = rssKiB(pid);
+    const floorEmpty = await dockerListMs(node);
 
     const createStart = performance.now();
     for (let i = 0; i < PODS; i++) {
@@ -77,6 +105,7 @@ async function main(): Promise<void> {
     await sleep(3000); // status reports of the last starts
     const full = await idleWindow(url, IDLE_WINDOW_MS);
     const rssFull = rssKiB(pid);
+    const floorFull = await dockerListMs(node);
 
     // Calls made in either window, by name (the rest stay at zero while idle).
     const calls = [...new Set([...empty.byCall.keys(), ...full.byCall.keys()])]
@@ -88,6 +117,9 @@ async function main(): Promise<void> {
       [
         ['reconcile passes per second', fmt(empty.passes / empty.seconds, 2), fmt(full.passes / full.seconds, 2)],
         ['mean time per pass (ms)', fmt(empty.meanPassMs, 2), fmt(full.meanPassMs, 2)],
+        ["  the pass's list of the node's containers (PLEG relist, ms)", fmt(empty.meanListMs, 2), fmt(full.meanListMs, 2)],
+        ['  the rest: admit, plan, probes, status (ms)', fmt(empty.meanPassMs - empty.meanListMs, 2), fmt(full.meanPassMs - full.meanListMs, 2)],
+        [`Docker's own floor: the same list call from outside, mean of ${FLOOR_LISTS} (ms)`, fmt(floorEmpty, 2), fmt(floorFull, 2)],
         ['Docker API calls per pass, all', fmt(empty.callsPerPass, 2), fmt(full.callsPerPass, 2)],
         // The stats collector samples each running container every 10 s (cAdvisor's housekeeping), apart from the passes.
         [

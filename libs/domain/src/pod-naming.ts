@@ -23,7 +23,15 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** Hashes already taken, by spec object: a desired pod's spec is never changed in place, and each pass asks again for every container. */
+const specHashes = new WeakMap<Container, string>();
+
 /** A short hash of a container's spec: a different hash means the running container is outdated. Key order does not matter. */
 export function containerSpecHash(container: Container): string {
-  return createHash('sha256').update(canonical(container)).digest('hex').slice(0, 12);
+  let hash = specHashes.get(container);
+  if (hash === undefined) {
+    hash = createHash('sha256').update(canonical(container)).digest('hex').slice(0, 12);
+    specHashes.set(container, hash);
+  }
+  return hash;
 }
