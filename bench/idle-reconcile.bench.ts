@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import type { Pod } from '#contracts';
 import { LABELS } from '#runtime';
@@ -63,6 +66,37 @@ async function dockerListMs(node: string): Promise<number> {
   return samples.reduce((a, b) => a + b, 0) / samples.length;
 }
 
+/** What an agent's memory holds, from its /metrics (prom-client's Node.js figures) and /proc. */
+interface Memory {
+  rssMiB: number;
+  heapUsedMiB: number;
+  heapTotalMiB: number;
+  externalMiB: number;
+}
+
+async function memoryOf(url: string, pid: number): Promise<Memory> {
+  const samples = await scrape(url);
+  const mib = (name: string): number => sumMetric(samples, name) / 2 ** 20;
+  return {
+    rssMiB: rssKiB(pid) / 1024,
+    heapUsedMiB: mib('nodejs_heap_size_used_bytes'),
+    heapTotalMiB: mib('nodejs_heap_size_total_bytes'),
+    externalMiB: mib('nodejs_external_memory_bytes'),
+  };
+}
+
+/** The floors under an agent's memory, each in a fresh process: Node.js alone, and Node.js with the agent's modules loaded (nothing started). */
+async function floorsMiB(): Promise<{ node: number; loaded: number }> {
+  const run = promisify(execFile);
+  const report = 'global.gc(); console.log(process.memoryUsage().rss)';
+  const node = Number((await run(process.execPath, ['--expose-gc', '-e', report])).stdout) / 2 ** 20;
+  const agentModule = join(process.cwd(), 'dist/apps/agent/src/agent.module.js');
+  const loaded =
+    Number((await run(process.execPath, ['--expose-gc', '--input-type=module', '-e', `await import(${JSON.stringify(agentModule)}); ${report}`])).stdout) /
+    2 ** 20;
+  return { node, loaded };
+}
+
 async function listPods(cluster: Cluster): Promise<Pod[]> {
   const { status, body } = await cluster.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${NS}/pods`);
   if (status !== 200) throw new Error(`listing pods answered ${status}`);
@@ -80,7 +114,7 @@ async function main(): Promise<void> {
     const url = cluster.agentUrl(node);
     await sleep(3000); // let start-up passes and registration settle
     const empty = await idleWindow(url, EMPTY_WINDOW_MS);
-    const rssEmpty = rssKiB(pid);
+    const memoryEmpty = await memoryOf(url, pid);
     const floorEmpty = await dockerListMs(node);
 
     const createStart = performance.now();
@@ -104,7 +138,8 @@ async function main(): Promise<void> {
     console.log(`${PODS} pods created and Running in ${((performance.now() - createStart) / 1000).toFixed(1)} s`);
     await sleep(3000); // status reports of the last starts
     const full = await idleWindow(url, IDLE_WINDOW_MS);
-    const rssFull = rssKiB(pid);
+    const memoryFull = await memoryOf(url, pid);
+    const floors = await floorsMiB();
     const floorFull = await dockerListMs(node);
 
     // Calls made in either window, by name (the rest stay at zero while idle).
@@ -120,6 +155,7 @@ async function main(): Promise<void> {
         ["  the pass's list of the node's containers (PLEG relist, ms)", fmt(empty.meanListMs, 2), fmt(full.meanListMs, 2)],
         ['  the rest: admit, plan, probes, status (ms)', fmt(empty.meanPassMs - empty.meanListMs, 2), fmt(full.meanPassMs - full.meanListMs, 2)],
         [`Docker's own floor: the same list call from outside, mean of ${FLOOR_LISTS} (ms)`, fmt(floorEmpty, 2), fmt(floorFull, 2)],
+        ['  target, 110 pods (ms)', '-', 10],
         ['Docker API calls per pass, all', fmt(empty.callsPerPass, 2), fmt(full.callsPerPass, 2)],
         // The stats collector samples each running container every 10 s (cAdvisor's housekeeping), apart from the passes.
         [
@@ -129,7 +165,13 @@ async function main(): Promise<void> {
         ],
         ...calls.map((call) => [`  ${call}`, fmt(empty.byCall.get(call) ?? 0, 2), fmt(full.byCall.get(call) ?? 0, 2)]),
         ['kubelet generic PLEG: CRI list calls per relist (reference)', KUBELET_RELIST_CALLS, KUBELET_RELIST_CALLS],
-        ['agent resident memory, VmRSS (MiB)', fmt(rssEmpty / 1024, 1), fmt(rssFull / 1024, 1)],
+        ['agent resident memory, VmRSS (MiB)', fmt(memoryEmpty.rssMiB, 1), fmt(memoryFull.rssMiB, 1)],
+        ['  V8 heap in use (MiB)', fmt(memoryEmpty.heapUsedMiB, 1), fmt(memoryFull.heapUsedMiB, 1)],
+        ['  V8 heap reserved (MiB)', fmt(memoryEmpty.heapTotalMiB, 1), fmt(memoryFull.heapTotalMiB, 1)],
+        ['  outside the heap: buffers, WebAssembly memory (MiB)', fmt(memoryEmpty.externalMiB, 1), fmt(memoryFull.externalMiB, 1)],
+        ['floor: Node.js alone, VmRSS (MiB)', fmt(floors.node, 1), fmt(floors.node, 1)],
+        ["floor: Node.js with the agent's modules loaded, nothing started (MiB)", fmt(floors.loaded, 1), fmt(floors.loaded, 1)],
+        ['target (the kubelet runs in 50-100 MB)', '-', 80],
       ],
     );
 
