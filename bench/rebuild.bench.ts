@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { Bus } from '#bus';
 import { MESSAGES, parseEnvelope, STREAMS, SUBJECTS, token, type Envelope, type PodManifest } from '#contracts';
@@ -101,6 +104,15 @@ async function agentOnce(docker: Docker, natsUrl: string, node: string, pods: nu
   }
 }
 
+/** Floors under an agent's spawn → rebuilt: a Node.js process that does nothing, and one that loads the agent's modules (set as its entry point sets V8) and exits. */
+async function processOnce(loadAgent: boolean): Promise<number> {
+  const agentModule = JSON.stringify(join(process.cwd(), 'dist/apps/agent/src/agent.module.js'));
+  const script = loadAgent ? `(await import('node:v8')).setFlagsFromString('--optimize-for-size'); await import(${agentModule});` : '';
+  const start = performance.now();
+  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
+  return performance.now() - start;
+}
+
 const stats = (runs: { ms: number; count: number }[]): { p50: number; max: number; count: string } => ({
   p50: summary(runs.map((r) => r.ms)).p50,
   max: Math.max(...runs.map((r) => r.ms)),
@@ -134,6 +146,13 @@ async function main(): Promise<void> {
       agentNode.push({ ms: await agentOnce(docker, nats.url, node, NODE_PODS), count: NODE_PODS });
     }
 
+    const bareNode: { ms: number; count: number }[] = [];
+    const loadOnly: { ms: number; count: number }[] = [];
+    for (let i = 0; i < AGENT_REPS; i++) {
+      bareNode.push({ ms: await processOnce(false), count: 0 });
+      loadOnly.push({ ms: await processOnce(true), count: 0 });
+    }
+
     const row = (name: string, runs: { ms: number; count: number }[]): string[] => {
       const s = stats(runs);
       return [name, fmt(s.p50, 1), fmt(s.max, 1), s.count, String(runs.length)];
@@ -147,6 +166,9 @@ async function main(): Promise<void> {
         row("bus.follow from 'all': full ordered replay", replay),
         row("agent process: spawn → 'rebuilt: 0 pod(s)'", agentEmpty),
         row(`agent process: spawn → 'rebuilt: ${NODE_PODS} pod(s)'`, agentNode),
+        row('floor: Node.js process doing nothing, spawn → exit', bareNode),
+        row("floor: Node.js loading the agent's modules, spawn → exit", loadOnly),
+        ['target: consume ≤ 60, agent spawn → rebuilt ≤ 400', '-', '-', '-', '-'],
       ],
     );
   } finally {
