@@ -1,5 +1,6 @@
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
-import { validateSync, type ValidationError } from 'class-validator';
+import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
+import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata.js';
 
 /** The cause message of a field jetlet does not know (a Kubernetes field it cannot honour, or a typo). */
 export const UNSUPPORTED_FIELD_MESSAGE = 'field is not supported by jetlet';
@@ -65,6 +66,58 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
   }
   return causes;
 }
+
+/** The part of class-validator's rule storage that `memoiseRuleLookup` wraps. */
+interface RuleStorage {
+  getTargetValidationMetadatas(target: unknown, schema: unknown, always: boolean, strictGroups: boolean, groups?: string[]): ValidationMetadata[];
+  groupByPropertyName(metadata: ValidationMetadata[]): Record<string, ValidationMetadata[]>;
+  addValidationMetadata(metadata: ValidationMetadata): void;
+  addConstraintMetadata(metadata: unknown): void;
+}
+
+/**
+ * class-validator looks a class's rules up again for every object it validates, scanning
+ * every class it knows for ancestors, and groups them by property each time: most of a
+ * pod's validation went there. The rules are fixed once the contract classes are loaded,
+ * so the lookup is kept per class (for validations without groups, the only kind here) and
+ * forgotten whenever a rule is added. Callers only read what it returns.
+ */
+function memoiseRuleLookup(): void {
+  const storage = getMetadataStorage() as unknown as RuleStorage;
+  const lookup = storage.getTargetValidationMetadatas.bind(storage);
+  const group = storage.groupByPropertyName.bind(storage);
+  const addRule = storage.addValidationMetadata.bind(storage);
+  const addConstraint = storage.addConstraintMetadata.bind(storage);
+  // By class, then by schema name: class-validator passes the parent's class name down as one.
+  let byClass = new Map<unknown, Map<unknown, ValidationMetadata[]>>();
+  let grouped = new WeakMap<ValidationMetadata[], Record<string, ValidationMetadata[]>>();
+  const forget = (): void => {
+    byClass = new Map();
+    grouped = new WeakMap();
+  };
+  storage.getTargetValidationMetadatas = (target, schema, always, strictGroups, groups) => {
+    if (always || strictGroups || (groups !== undefined && groups.length > 0)) return lookup(target, schema, always, strictGroups, groups);
+    let bySchema = byClass.get(target);
+    if (!bySchema) byClass.set(target, (bySchema = new Map<unknown, ValidationMetadata[]>()));
+    let rules = bySchema.get(schema);
+    if (!rules) bySchema.set(schema, (rules = lookup(target, schema, always, strictGroups, groups)));
+    return rules;
+  };
+  storage.groupByPropertyName = (metadata) => {
+    let byProperty = grouped.get(metadata);
+    if (!byProperty) grouped.set(metadata, (byProperty = group(metadata)));
+    return byProperty;
+  };
+  storage.addValidationMetadata = (metadata) => {
+    forget();
+    addRule(metadata);
+  };
+  storage.addConstraintMetadata = (metadata) => {
+    forget();
+    addConstraint(metadata);
+  };
+}
+memoiseRuleLookup();
 
 /**
  * Turns a plain object into a validated instance of `cls`, rejecting unknown fields.
