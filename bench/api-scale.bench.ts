@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import type { Pod } from '#contracts';
 import { Cluster } from '../test/harness/cluster.js';
 import { waitFor } from '../test/harness/processes.js';
@@ -33,6 +36,30 @@ async function timed(count: number, inFlight: number, work: (i: number) => Promi
   };
   await Promise.all(Array.from({ length: Math.min(inFlight, count) }, worker));
   return samples;
+}
+
+/**
+ * The ceiling the API's creates sit under: JetStream alone, `count` publishes of `bytes` each
+ * with the API's options (a fresh subject expected empty, a message id), `IN_FLIGHT` at a time,
+ * each awaiting its ack, on a scratch stream of the same server. Returns each publish's latency.
+ */
+async function barePublishes(natsUrl: string, count: number, bytes: number): Promise<{ samples: number[]; seconds: number }> {
+  const nc = await connect({ servers: natsUrl });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'BENCH_BARE', subjects: ['bench.bare.>'] });
+    const js = jetstream(nc);
+    const payload = new TextEncoder().encode(JSON.stringify({ pad: 'x'.repeat(Math.max(0, bytes - 10)) }));
+    const start = performance.now();
+    const samples = await timed(count, IN_FLIGHT, async (i) => {
+      await js.publish(`bench.bare.${i}`, payload, { msgID: randomUUID(), expect: { lastSubjectSequence: 0 } });
+    });
+    const seconds = (performance.now() - start) / 1000;
+    await jsm.streams.delete('BENCH_BARE');
+    return { samples, seconds };
+  } finally {
+    await nc.close();
+  }
 }
 
 async function expect(response: Promise<Response>, status: number, what: string): Promise<void> {
@@ -94,6 +121,9 @@ async function main(): Promise<void> {
     );
     const fillSeconds = (performance.now() - fillStart) / 1000;
     const rssAt = rssKiB(pid);
+    // The stored size of one create: the baseline publishes as many bytes.
+    const stored = await fetch(`${url}/api/v1/namespaces/${NS}/pods/bench-0`).then((r) => r.text());
+    const bare = await barePublishes(cluster.nats.url, PODS, Buffer.byteLength(stored));
 
     const gets = await timed(SAMPLES, 1, (i) => expect(fetch(`${url}/api/v1/namespaces/${NS}/pods/bench-${(i * 7919) % PODS}`), 200, 'get'));
     let listed = 0;
@@ -151,6 +181,16 @@ async function main(): Promise<void> {
         row(`delete (${SAMPLES}, 10 in flight)`, deletes, '1000'),
         row(`list all ${listed} pods (${LISTS})`, lists, '30000'),
         row(`watch lag, ${WATCHERS} watchers x ${BURST} changes`, lags, '-'),
+      ],
+    );
+    const rate = (samples: number[], seconds: number): string => fmt(samples.length / seconds, 0);
+    printTable(
+      `API creates beside bare JetStream publishes of a created pod's size, ${PODS} each, ${IN_FLIGHT} in flight, same run`,
+      ['API', 'JetStream', 'target'],
+      [
+        ['per second', rate(creates, fillSeconds), rate(bare.samples, bare.seconds), '2000 (API)'],
+        ['p50 ms', fmt(summary(creates).p50, 1), fmt(summary(bare.samples).p50, 1), '-'],
+        ['p99 ms', fmt(summary(creates).p99, 1), fmt(summary(bare.samples).p99, 1), '100 (API)'],
       ],
     );
     printTable(

@@ -226,6 +226,9 @@ export class Bus {
           name: options.name,
           maxReconnectAttempts: -1,
           reconnectTimeWait: 500,
+          // A request's error keeps its message and cause but not the caller's stack: capturing
+          // that stack up front for every publish cost more than the publish's own encoding.
+          noAsyncTraces: true,
           ...auth,
         });
         const jsm = await jetstreamManager(nc);
@@ -392,11 +395,13 @@ export class Bus {
     if (!this.connected) throw new BusUnavailableError(`NATS is unreachable (since ${new Date(this.disconnectedSinceMs ?? Date.now()).toISOString()})`);
     const expect = expectedLastSubjectSequence === undefined ? undefined : { lastSubjectSequence: expectedLastSubjectSequence };
     try {
-      const ack = await this.js.publish(subject, bytes, {
-        msgID: envelope.id,
-        timeout: this.publishTimeoutMs,
-        ...(expect ? { expect } : {}),
-      });
+      const ack = await this.corked(() =>
+        this.js.publish(subject, bytes, {
+          msgID: envelope.id,
+          timeout: this.publishTimeoutMs,
+          ...(expect ? { expect } : {}),
+        }),
+      );
       busMetrics.published.inc({ type: envelope.type });
       return { seq: ack.seq, duplicate: ack.duplicate, envelope };
     } catch (error) {
@@ -406,6 +411,27 @@ export class Bus {
       if (isUnavailable(error)) throw new BusUnavailableError(`JetStream did not take the write: ${(error as Error).message}`, { cause: error });
       throw error;
     }
+  }
+
+  /** Publishes waiting for the end of this turn of the event loop. */
+  private corkedSends: Array<() => void> = [];
+
+  /**
+   * Starts `send` at the end of this turn of the event loop, together with every other
+   * publish made in it. nats.js writes what it is given within one microtask as one socket
+   * write: fifty requests handled in one turn then cost one write, not fifty (the writes were
+   * a tenth of the API's CPU under load). Each publish still waits for its own ack.
+   */
+  private corked<R>(send: () => Promise<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      if (this.corkedSends.push(() => void send().then(resolve, reject)) === 1) setImmediate(() => this.uncork());
+    });
+  }
+
+  private uncork(): void {
+    const sends = this.corkedSends;
+    this.corkedSends = [];
+    for (const send of sends) send();
   }
 
   /**

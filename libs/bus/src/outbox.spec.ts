@@ -86,4 +86,55 @@ describe('Outbox', () => {
     assert.deepEqual(sent, ['id-2']);
     assert.equal((await dropped('rejected')) - before, 1);
   });
+
+  it('sends what waits together, up to inFlight, but never two messages of one subject at once', async () => {
+    const acks: Array<() => void> = [];
+    const started: string[] = [];
+    const slow = (m: OutboxMessage): Promise<void> => {
+      started.push(m.options.id ?? '');
+      return new Promise((resolve) => acks.push(resolve));
+    };
+    const ackAll = async (): Promise<void> => {
+      for (const ack of acks.splice(0)) ack();
+      await settle();
+    };
+    const sut = new Outbox(slow, () => true, { inFlight: 2 });
+    sut.add(message(1));
+    sut.add(message(2));
+    sut.add({ ...message(3), subject: message(2).subject });
+    sut.add(message(4));
+    await settle();
+    assert.deepEqual(started, ['id-1']);
+    await ackAll();
+    assert.deepEqual(started, ['id-1', 'id-2'], 'the second message of a subject waits for the first');
+    await ackAll();
+    assert.deepEqual(started, ['id-1', 'id-2', 'id-3', 'id-4'], 'then both go, inFlight at once');
+    await ackAll();
+    assert.equal(sut.size, 0);
+  });
+
+  it("keeps a subject's order when one of its messages must be retried, while other subjects go on", async () => {
+    let release: () => void = () => undefined;
+    let failFirst = true;
+    const flaky = async (m: OutboxMessage): Promise<void> => {
+      if (m.options.id === 'id-0') await new Promise<void>((resolve) => (release = resolve));
+      if (failFirst && m.options.id === 'id-1') {
+        failFirst = false;
+        throw new Unavailable('timeout');
+      }
+      sent.push(m.options.id ?? '');
+    };
+    const sut = new Outbox(flaky, (e) => e instanceof Unavailable, { firstDelayMs: 100 });
+    sut.add(message(0));
+    sut.add(message(1));
+    sut.add(message(2));
+    sut.add({ ...message(3), subject: message(1).subject });
+    release();
+    await settle();
+    assert.deepEqual(sent, ['id-0', 'id-2']);
+    mock.timers.tick(100);
+    await settle();
+    assert.deepEqual(sent, ['id-0', 'id-2', 'id-1', 'id-3']);
+    assert.equal(sut.size, 0);
+  });
 });
