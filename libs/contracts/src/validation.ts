@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
-import { getMetadataStorage, validateSync, ValidationTypes, type ValidationError, type ValidatorOptions } from 'class-validator';
+import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata.js';
 
 /** The cause message of a field jetlet does not know (a Kubernetes field it cannot honour, or a typo). */
@@ -120,82 +119,6 @@ function memoiseRuleLookup(): void {
 }
 memoiseRuleLookup();
 
-/** The options of every `parseContract`: the only validations `skipUnsetOptionalFields` takes over. */
-const CONTRACT_OPTIONS: ValidatorOptions = Object.freeze({ whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
-
-/** One property's rules, split as class-validator's executor splits them for every object. */
-interface PropertyPlan {
-  property: string;
-  defined: ValidationMetadata[];
-  rules: ValidationMetadata[];
-  conditions: ValidationMetadata[];
-  awaits: boolean;
-}
-
-/** The parts of class-validator's executor `skipUnsetOptionalFields` uses. */
-interface Executor {
-  metadataStorage: RuleStorage;
-  validatorOptions?: ValidatorOptions;
-  awaitingPromises: Array<Promise<unknown>>;
-  execute: (this: Executor, object: Record<string, unknown>, targetSchema: string | undefined, errors: ValidationError[]) => void;
-  whitelist(object: object, grouped: Record<string, ValidationMetadata[]>, errors: ValidationError[]): void;
-  conditionalValidations(object: object, value: unknown, conditions: ValidationMetadata[]): boolean;
-  performValidations(
-    object: object,
-    value: unknown,
-    property: string,
-    defined: ValidationMetadata[],
-    rules: ValidationMetadata[],
-    errors: ValidationError[],
-  ): void;
-}
-
-/**
- * class-validator walks every property a class declares for every object, splitting its
- * rules and recording an empty error for each before dropping it: a pod's few set fields
- * paid for every optional one it leaves out. For the contracts' own options, the
- * split is made once per class, and a property whose condition fails (`@IsOptional` on an
- * unset field, `@ValidateIf`) is passed over, which is what class-validator does with it
- * after the empty error (its `performValidations` returns there, and the empty error is
- * stripped). Every other validation runs class-validator's own code.
- */
-function skipUnsetOptionalFields(): void {
-  const executor = (createRequire(import.meta.url)('class-validator/cjs/validation/ValidationExecutor.js') as { ValidationExecutor: { prototype: Executor } })
-    .ValidationExecutor.prototype;
-  const execute = executor.execute;
-  const plans = new WeakMap<Record<string, ValidationMetadata[]>, PropertyPlan[]>();
-  const planOf = (grouped: Record<string, ValidationMetadata[]>): PropertyPlan[] => {
-    let plan = plans.get(grouped);
-    if (plan) return plan;
-    plan = Object.entries(grouped).map(([property, all]) => {
-      const rules = all.filter((m) => m.type !== ValidationTypes.IS_DEFINED && m.type !== ValidationTypes.WHITELIST);
-      return {
-        property,
-        defined: all.filter((m) => m.type === ValidationTypes.IS_DEFINED),
-        rules,
-        conditions: rules.filter((m) => m.type === ValidationTypes.CONDITIONAL_VALIDATION),
-        awaits: rules.some((m) => m.type === ValidationTypes.PROMISE_VALIDATION),
-      };
-    });
-    plans.set(grouped, plan);
-    return plan;
-  };
-  executor.execute = function (this: Executor, object, targetSchema, errors) {
-    if (this.validatorOptions !== CONTRACT_OPTIONS) return execute.call(this, object, targetSchema, errors);
-    const grouped = this.metadataStorage.groupByPropertyName(this.metadataStorage.getTargetValidationMetadatas(object.constructor, targetSchema, false, false));
-    this.whitelist(object, grouped, errors);
-    for (const { property, defined, rules, conditions, awaits } of planOf(grouped)) {
-      const value = object[property];
-      if (value instanceof Promise && awaits) {
-        this.awaitingPromises.push(value.then((resolved) => this.performValidations(object, resolved, property, defined, rules, errors)));
-      } else if (conditions.length === 0 || this.conditionalValidations(object, value, conditions)) {
-        this.performValidations(object, value, property, defined, rules, errors);
-      }
-    }
-  };
-}
-skipUnsetOptionalFields();
-
 /**
  * Turns a plain object into a validated instance of `cls`, rejecting unknown fields.
  * Throws ContractValidationError listing every bad field.
@@ -205,7 +128,7 @@ export function parseContract<T extends object>(cls: ClassConstructor<T>, plain:
     throw new ContractValidationError(contract, [{ field: '', reason: 'FieldValueInvalid', message: 'must be an object' }]);
   }
   const instance = plainToInstance(cls, plain);
-  const errors = validateSync(instance, CONTRACT_OPTIONS);
+  const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
   if (errors.length > 0) throw new ContractValidationError(contract, flattenValidationErrors(errors));
   return instance;
 }
