@@ -103,7 +103,9 @@ describe('DockerRuntime (real engine)', { timeout: 120_000 }, () => {
     let joined: Promise<string> | undefined;
     const running = sut.runPodSandbox(
       { name: `${prefix}-sandbox-early`, image: PAUSE_IMAGE, hostname: 'early-0', labels: { ...nodeLabels, [LABELS.kind]: 'sandbox' } },
-      (id) => (joined = sut.createContainer(id, appConfig('early', { entrypoint: ['sleep', '30'] }))),
+      (id) => {
+        joined = sut.createContainer(id, appConfig('early', { entrypoint: ['sleep', '30'] }));
+      },
     );
     const box = await running;
     assert.ok(joined, 'the id came before the sandbox ran');
