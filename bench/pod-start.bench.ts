@@ -1,15 +1,106 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { sleep } from '../test/harness/processes.js';
-import { summary } from './bench-util.js';
+import { fmt, printTable, summary } from './bench-util.js';
 
 const run = promisify(execFile);
 const PODS = Number(process.env.BENCH_PODS ?? 20);
 const IMAGE = 'jetlet/busybox:1.35';
 
+/** Milestones of one pod start, in ms after the POST (wall clock, so Docker's event times compare). */
+type Timeline = Map<string, number>;
+
+/** The stages a start goes through, in order, as the breakdown prints them. */
+const STAGES = [
+  'PodCreated stored',
+  'PodScheduled stored',
+  'PodAssigned stored',
+  'sandbox created',
+  'sandbox started',
+  'container created',
+  'container started',
+  'ContainerEvent Started',
+  'PodStatusReported Running',
+  'Running seen through the API',
+] as const;
+
+/**
+ * Where the time of each start goes: the bus's messages for the pod (a core NATS subscription
+ * to every subject, so each is timed when the server delivered it) and the engine's events
+ * for the node's containers (times from the engine, on the same host clock).
+ */
+async function watchTimelines(
+  cluster: Cluster,
+  node: string,
+): Promise<{ timelines: Map<string, Timeline>; posted(name: string, atMs: number): void; close(): Promise<void> }> {
+  const timelines = new Map<string, Timeline>();
+  const posts = new Map<string, number>();
+  const names = new Map<string, string>();
+  const mark = (name: string | undefined, stage: string, atMs: number): void => {
+    const t0 = name === undefined ? undefined : posts.get(name);
+    if (name === undefined || t0 === undefined) return;
+    const timeline = timelines.get(name) ?? new Map<string, number>();
+    timelines.set(name, timeline);
+    if (!timeline.has(stage)) timeline.set(stage, atMs - t0);
+  };
+  const { connect } = await import('@nats-io/transport-node');
+  const nc = await connect({ servers: cluster.nats.url });
+  nc.subscribe('jetlet.>', {
+    callback: (error, msg) => {
+      if (error) return;
+      const atMs = performance.timeOrigin + performance.now();
+      try {
+        const envelope = msg.json<{
+          type: string;
+          data: { uid?: string; name?: string; pod?: { metadata?: { name?: string; uid?: string } }; reason?: string; status?: { phase?: string } };
+        }>();
+        const { data } = envelope;
+        const name = data.name ?? data.pod?.metadata?.name ?? (data.uid !== undefined ? names.get(data.uid) : undefined);
+        const uid = data.uid ?? data.pod?.metadata?.uid;
+        if (name !== undefined && uid !== undefined) names.set(uid, name);
+        if (envelope.type === 'ContainerEvent') mark(name, `ContainerEvent ${envelope.data.reason ?? ''}`, atMs);
+        else if (envelope.type === 'PodStatusReported') mark(name, `PodStatusReported ${envelope.data.status?.phase ?? ''}`, atMs);
+        else mark(name, `${envelope.type} stored`, atMs);
+      } catch {
+        // not JSON: no milestone
+      }
+    },
+  });
+  await nc.flush();
+  const events = spawn('docker', ['events', '--format', '{{json .}}', '--filter', 'type=container', '--filter', `label=io.jetlet.node=${node}`], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  createInterface({ input: events.stdout }).on('line', (line) => {
+    try {
+      const event = JSON.parse(line) as { Action: string; timeNano: number; Actor: { Attributes: Record<string, string> } };
+      const attributes = event.Actor.Attributes;
+      if (event.Action !== 'create' && event.Action !== 'start') return;
+      mark(attributes['io.jetlet.pod.name'], `${attributes['io.jetlet.kind']} ${event.Action === 'create' ? 'created' : 'started'}`, event.timeNano / 1e6);
+    } catch {
+      // not an event line
+    }
+  });
+  return {
+    timelines,
+    posted: (name, atMs) => posts.set(name, atMs),
+    close: async () => {
+      events.kill();
+      await nc.close();
+    },
+  };
+}
+
+/** The median of each stage over the starts, and the median step from the stage before. */
+function printBreakdown(timelines: Map<string, Timeline>): void {
+  const ats = STAGES.map((stage) => summary([...timelines.values()].map((t) => t.get(stage)).filter((v) => v !== undefined)).p50);
+  const rows = STAGES.map((stage, i) => [stage, fmt(ats[i]), fmt((ats[i] ?? NaN) - (i === 0 ? 0 : (ats[i - 1] ?? NaN)))]);
+  printTable('where a start goes (jetlet, open): median ms after the POST, and the step from the stage before', ['at', 'step'], rows);
+}
+
 /** jetlet: POST → Running (every container running, pod IP set) observed through the API. */
-async function jetletPodStarts(cluster: Cluster): Promise<number[]> {
+async function jetletPodStarts(cluster: Cluster, watch?: { posted(name: string, atMs: number): void; timelines: Map<string, Timeline> }): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < PODS; i++) {
     const name = `bench-${i}`;
@@ -18,6 +109,7 @@ async function jetletPodStarts(cluster: Cluster): Promise<number[]> {
       spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: IMAGE, command: ['sleep', '3600'] }] },
     };
     const start = performance.now();
+    watch?.posted(name, performance.timeOrigin + start);
     await cluster.ensureNamespace('bench');
     const created = await cluster.request('POST', '/api/v1/namespaces/bench/pods', manifest);
     if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${JSON.stringify(created.body)}`);
@@ -27,6 +119,7 @@ async function jetletPodStarts(cluster: Cluster): Promise<number[]> {
       await sleep(5);
     }
     samples.push(performance.now() - start);
+    watch?.timelines.get(name)?.set('Running seen through the API', performance.now() - start);
   }
   return samples;
 }
@@ -54,11 +147,18 @@ async function dockerRuns(label: string, withSandbox: boolean): Promise<number[]
 }
 
 /** POST → Running on a fresh cluster with one agent: open, or secured (API tokens, RBAC, audit, and per-component NATS identities). */
-async function clusterPodStarts(secure: boolean): Promise<number[]> {
+async function clusterPodStarts(secure: boolean): Promise<{ samples: number[]; timelines?: Map<string, Timeline> }> {
   const cluster = await Cluster.start({}, { secure, secureNats: secure });
   try {
-    await cluster.startAgent(uniqueName('bench-node'), { RESYNC_SECONDS: '10', HEARTBEAT_SECONDS: '10' });
-    return await jetletPodStarts(cluster);
+    const node = uniqueName('bench-node');
+    await cluster.startAgent(node, { RESYNC_SECONDS: '10', HEARTBEAT_SECONDS: '10' });
+    if (secure) return { samples: await jetletPodStarts(cluster) };
+    const watch = await watchTimelines(cluster, node);
+    try {
+      return { samples: await jetletPodStarts(cluster, watch), timelines: watch.timelines };
+    } finally {
+      await watch.close();
+    }
   } finally {
     await cluster.stop();
   }
@@ -68,8 +168,9 @@ async function main(): Promise<void> {
   const label = `io.jetlet.bench=${uniqueName('bench-docker')}`;
   const docker = summary(await dockerRuns(label, false));
   const dockerPod = summary(await dockerRuns(label, true));
-  const open = summary(await clusterPodStarts(false));
-  const secured = summary(await clusterPodStarts(true));
+  const openRun = await clusterPodStarts(false);
+  const open = summary(openRun.samples);
+  const secured = summary((await clusterPodStarts(true)).samples);
   const row = (name: string, s: { p50: number; p99: number }): string =>
     `${name.padEnd(58)} ${s.p50.toFixed(0).padStart(7)} ${s.p99.toFixed(0).padStart(7)} ${(s.p50 / docker.p50).toFixed(2).padStart(7)}`;
   console.log(`\npod start latency, ${PODS} sequential starts (ms)`);
@@ -78,6 +179,7 @@ async function main(): Promise<void> {
   console.log(row('docker run -d sandbox + joined container', dockerPod));
   console.log(row('jetlet pod: POST → Running seen through the API', open));
   console.log(row('  the same, secured (API auth + audit, NATS identities)', secured));
+  if (openRun.timelines) printBreakdown(openRun.timelines);
 }
 
 await main();

@@ -109,8 +109,12 @@ describe('pods with configuration', () => {
     );
     assert.equal(waiting.status.containerStatuses?.[0]?.state.waiting?.message, `couldn't find key later in ConfigMap ${NS}/settings`);
     assert.match(await kubectl.ok(['-n', NS, 'get', 'pod', 'missing-key']), /missing-key\s+0\/1\s+CreateContainerConfigError/);
-    const events = await kubectl.ok(['-n', NS, 'get', 'events', '--field-selector', 'involvedObject.name=missing-key']);
-    assert.match(events, /Failed.*Error: couldn't find key later in ConfigMap/);
+    // Events travel apart from the status (the agent's outbox, then the API's projection): the status may come first.
+    await waitFor('the Failed event', async () =>
+      /Failed.*Error: couldn't find key later in ConfigMap/.test(
+        await kubectl.ok(['-n', NS, 'get', 'events', '--field-selector', 'involvedObject.name=missing-key']),
+      ),
+    );
     await sut.request('PATCH', `/api/v1/namespaces/${NS}/configmaps/settings`, { data: { later: 'now' } }, 'application/merge-patch+json');
     await sut.waitForRunning(NS, 'missing-key');
   });

@@ -99,6 +99,26 @@ describe('DockerRuntime (real engine)', { timeout: 120_000 }, () => {
     assert.equal(again.ip, sandbox.ip);
   });
 
+  it('tells the sandbox id before it starts, so a container joined to it is created meanwhile, and started once it runs', async () => {
+    let joined: Promise<string> | undefined;
+    const running = sut.runPodSandbox(
+      { name: `${prefix}-sandbox-early`, image: PAUSE_IMAGE, hostname: 'early-0', labels: { ...nodeLabels, [LABELS.kind]: 'sandbox' } },
+      (id) => {
+        joined = sut.createContainer(id, appConfig('early', { entrypoint: ['sleep', '30'] }));
+      },
+    );
+    const box = await running;
+    assert.ok(joined, 'the id came before the sandbox ran');
+    const id = await joined;
+    await sut.startContainer(id);
+
+    const app = await sut.inspectContainer(id);
+    assert.equal(app?.state, 'running');
+    assert.equal(app?.networkOf, box.id);
+    // The joined container takes the sandbox's hostname: the pod's name, set when the sandbox was created.
+    assert.equal((await sut.exec(id, ['hostname'], 10_000)).output.trim(), 'early-0');
+  });
+
   it('restarts an adopted sandbox that is not running', async () => {
     const config = {
       name: `${prefix}-sandbox-stopped`,

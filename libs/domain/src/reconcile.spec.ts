@@ -132,12 +132,25 @@ function crashLoop(book: BackoffBook, pod: PodRef, container: string, firstDeath
 const kinds = (actions: Action[]): string[] => actions.map((a) => a.kind);
 
 describe('planReconcile', () => {
-  it('runs the sandbox first for a new pod on an empty node', () => {
+  it('runs the sandbox first for a new pod on an empty node, with the containers to start once it runs', () => {
     const pod = desired(ref(UID_A));
 
     const sut = plan([pod], [], T0);
 
-    assert.deepEqual(sut, { actions: [{ kind: 'RunSandbox', pod, attempt: 0 }] });
+    assert.deepEqual(sut, { actions: [{ kind: 'RunSandbox', pod, attempt: 0, containers: pod.manifest.spec.containers }] });
+  });
+
+  it('gives a new pod with init containers only its first init container to start with the sandbox', () => {
+    const pod = desired(ref(UID_A));
+    const inits = [
+      { name: 'init-a', image: 'busybox' },
+      { name: 'init-b', image: 'busybox' },
+    ];
+    pod.manifest.spec.initContainers = inits;
+
+    const sut = plan([pod], [], T0);
+
+    assert.deepEqual(sut.actions, [{ kind: 'RunSandbox', pod, attempt: 0, containers: [inits[0]] }]);
   });
 
   it('starts every container at attempt 0 once the sandbox runs, as no restart', () => {

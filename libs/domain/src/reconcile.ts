@@ -39,7 +39,17 @@ export type Action =
    * `attempt` numbers the pod's sandboxes: a dead one that cannot be removed never blocks a new
    * one. Planned only while the pod has no live sandbox, or to start the created one it has.
    */
-  | { kind: 'RunSandbox'; pod: DesiredPod; attempt: number }
+  | {
+      kind: 'RunSandbox';
+      pod: DesiredPod;
+      attempt: number;
+      /**
+       * Set for a new pod: the containers it starts first (its first init container, else its
+       * containers), started in this sandbox as soon as it runs, as the kubelet's SyncPod runs
+       * the sandbox and then the containers in one go, without waiting for another pass.
+       */
+      containers?: Container[];
+    }
   /**
    * `restart` is set when this replaces a dead container: the crash back-off records it,
    * starting afresh (`fresh`) when the spec changed, as the kubelet keys back-off by spec hash.
@@ -231,7 +241,8 @@ export function planReconcile(input: PlanInput): Plan {
         // new sandbox, and the containers restart by their policy, their restart counts kept.
         else actions.push({ kind: 'RunSandbox', pod, attempt: nextSandboxAttempt(observed) });
       } else {
-        actions.push({ kind: 'RunSandbox', pod, attempt: 0 });
+        const first = pod.manifest.spec.initContainers?.[0];
+        actions.push({ kind: 'RunSandbox', pod, attempt: 0, containers: first ? [first] : [...pod.manifest.spec.containers] });
       }
       continue;
     }

@@ -153,8 +153,11 @@ export interface ContainerRuntime {
    * `auth` the engine presents those credentials to the registry (never logged).
    */
   pullImage(image: string, onProgress?: (progress: PullProgressSnapshot) => void, auth?: PullAuth): Promise<void>;
-  /** Creates and starts the sandbox; returns it with its IP. */
-  runPodSandbox(config: SandboxConfig): Promise<RuntimeContainer>;
+  /**
+   * Creates and starts the sandbox; returns it with its IP. `onCreated` hears its id once it
+   * is created, before it starts, so containers that join it can be created meanwhile.
+   */
+  runPodSandbox(config: SandboxConfig, onCreated?: (id: string) => void): Promise<RuntimeContainer>;
   /** Creates an app container inside the sandbox's network namespace; returns its id. */
   createContainer(sandboxId: string, config: ContainerConfig): Promise<string>;
   startContainer(id: string): Promise<void>;

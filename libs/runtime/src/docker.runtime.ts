@@ -395,7 +395,7 @@ export class DockerRuntime implements ContainerRuntime {
     });
   }
 
-  async runPodSandbox(config: SandboxConfig): Promise<RuntimeContainer> {
+  async runPodSandbox(config: SandboxConfig, onCreated?: (id: string) => void): Promise<RuntimeContainer> {
     const id = await this.createOrAdopt(config.name, {
       name: config.name,
       Image: config.image,
@@ -415,6 +415,7 @@ export class DockerRuntime implements ContainerRuntime {
           : {}),
       },
     });
+    onCreated?.(id);
     // Also covers an adopted sandbox that exists but is not running; 304 = already running.
     await this.startContainer(id);
     const sandbox = await this.inspectContainer(id);

@@ -102,8 +102,9 @@ export class FakeRuntime implements ContainerRuntime {
     return Promise.resolve();
   }
 
-  runPodSandbox(config: SandboxConfig): Promise<RuntimeContainer> {
+  runPodSandbox(config: SandboxConfig, onCreated?: (id: string) => void): Promise<RuntimeContainer> {
     const id = this.createOrAdopt(config.name, config.image, config.labels, true);
+    onCreated?.(id);
     this.start(id);
     return Promise.resolve(this.copy(this.get(id, `run sandbox ${config.name}`)));
   }
@@ -117,6 +118,10 @@ export class FakeRuntime implements ContainerRuntime {
   }
 
   async startContainer(id: string): Promise<void> {
+    // As the engine: a container joins the network namespace of a running sandbox only.
+    const networkOf = this.lookup(id)?.container.networkOf;
+    if (networkOf !== undefined && this.lookup(networkOf)?.container.state !== 'running')
+      throw new RuntimeError(`fake start container ${id} failed: cannot join network of a non running container: ${networkOf}`, { statusCode: 500 });
     this.start(id);
   }
 

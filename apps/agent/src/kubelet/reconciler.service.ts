@@ -177,6 +177,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   private async runWorker(actions: Action[]): Promise<void> {
     for (const action of actions) {
       this.metrics.actions.inc({ kind: action.kind });
+      // A new pod's first containers start with its sandbox: each is still a start.
+      if (action.kind === 'RunSandbox' && action.containers?.length) this.metrics.actions.inc({ kind: 'StartContainer' }, action.containers.length);
       try {
         switch (action.kind) {
           case 'ReportRemoved':

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Bus } from '#bus';
 import type { PodManifest } from '#contracts';
 import type { DesiredPod } from '#domain';
-import { FakeRuntime, LABELS, type RuntimeContainer } from '#runtime';
+import { FakeRuntime, LABELS, RuntimeError, type RuntimeContainer } from '#runtime';
 import { AgentConfig } from '../agent.config.js';
 import { ConfigSource } from '../configmap/config-source.service.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
@@ -85,6 +85,50 @@ describe('PodExecutor: sandboxes', () => {
       [`jetlet_POD_web-0_default_${UID}_0`, 'exited'],
       [`jetlet_POD_web-0_default_${UID}_1`, 'running'],
     ]);
+  });
+
+  it("starts a new pod's containers with its sandbox, joined to its network", async () => {
+    const desired = pod();
+    recorded.length = 0;
+
+    await sut.apply({ kind: 'RunSandbox', pod: desired, attempt: 0, containers: desired.manifest.spec.containers });
+
+    const [box] = await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'sandbox' });
+    const apps = await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'container' });
+    assert.deepEqual(
+      apps.map((c) => [c.labels[LABELS.containerName], c.state, c.networkOf]),
+      [['web', 'running', box.id]],
+    );
+    assert.deepEqual(
+      recorded.filter((r) => /^(Created|Started)/.test(r)),
+      ['Created: Created container web', 'Started: Started container web'],
+    );
+  });
+
+  it('removes the containers it created for a sandbox that then failed to run', async () => {
+    const desired = pod();
+    const calls: string[] = [];
+    const run = runtime.runPodSandbox.bind(runtime);
+    const create = runtime.createContainer.bind(runtime);
+    const remove = runtime.removeContainer.bind(runtime);
+    // The engine creates the sandbox, then fails to set up its network.
+    runtime.runPodSandbox = async (config, onCreated) => {
+      await run(config, onCreated);
+      throw new RuntimeError('start container: failed to set up the network');
+    };
+    runtime.createContainer = async (sandboxId, config) => {
+      calls.push(`create ${config.labels[LABELS.containerName]}`);
+      return create(sandboxId, config);
+    };
+    runtime.removeContainer = async (id) => {
+      calls.push(`remove ${(await runtime.inspectContainer(id))?.labels[LABELS.containerName]}`);
+      return remove(id);
+    };
+
+    await assert.rejects(sut.apply({ kind: 'RunSandbox', pod: desired, attempt: 0, containers: desired.manifest.spec.containers }), /network/);
+
+    assert.deepEqual(calls, ['create web', 'remove web']);
+    assert.deepEqual(await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'container' }), []);
   });
 });
 

@@ -31,7 +31,7 @@ import {
   type WaitingReasons,
 } from '#domain';
 import { podRef } from '#observability';
-import { LABELS, type ContainerRuntime, type PullProgressSnapshot } from '#runtime';
+import { LABELS, type ContainerRuntime, type PullProgressSnapshot, type RuntimeContainer } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
@@ -42,6 +42,17 @@ import { TerminationMessages } from '../lifecycle/termination-messages.js';
 import { VolumeManager, type HostMount } from '../volumemanager/volume-manager.service.js';
 
 type Waker = (atMs: number) => void;
+
+/** A sandbox being run: its id once created, then the sandbox once running (either fails if it does). */
+interface PendingSandbox {
+  id: Promise<string>;
+  running: Promise<RuntimeContainer>;
+}
+
+/** Whether the container's environment holds the pod's IP (the downward API's status.podIP or status.podIPs). */
+function needsPodIP(container: Container): boolean {
+  return (container.env ?? []).some((e) => e.valueFrom?.fieldRef?.fieldPath === 'status.podIP' || e.valueFrom?.fieldRef?.fieldPath === 'status.podIPs');
+}
 
 /** The longest a watcher waits for news of a pull under way. */
 const PULL_PROGRESS_INTERVAL_MS = 1000;
@@ -85,7 +96,7 @@ export class PodExecutor {
   async apply(action: Exclude<Action, { kind: 'ReportRemoved' | 'FinalizePod' }>): Promise<void> {
     switch (action.kind) {
       case 'RunSandbox':
-        return this.runSandbox(action.pod, action.attempt);
+        return this.runSandbox(action.pod, action.attempt, action.containers ?? []);
       case 'StartContainer':
         return this.startContainer(action.pod, action.container, action.attempt, action.sandboxId, action.pidOf);
       case 'KillContainer': {
@@ -173,36 +184,58 @@ export class PodExecutor {
     };
   }
 
-  private async runSandbox(pod: DesiredPod, attempt: number): Promise<void> {
+  /**
+   * Runs the pod's sandbox, and with it `containers` (a new pod's first ones): each is made
+   * ready and created while the sandbox starts (the engine lets a container join the network
+   * of one that is created but not yet running), and started once the sandbox runs.
+   */
+  private async runSandbox(pod: DesiredPod, attempt: number, containers: Container[]): Promise<void> {
     // The plan may come from a list taken before another sandbox of the pod started: look
     // again, so a pod never gets a second one (the same name is adopted, not duplicated).
     const name = sandboxName(pod, attempt);
-    const live = (await this.runtime.listContainers({ [LABELS.node]: this.config.NODE_NAME, [LABELS.podUid]: pod.uid, [LABELS.kind]: 'sandbox' })).find(
-      (s) => isLiveSandbox(s) && s.name !== name,
-    );
+    const image = this.config.POD_INFRA_IMAGE;
+    const [sandboxes, present] = await Promise.all([
+      this.runtime.listContainers({ [LABELS.node]: this.config.NODE_NAME, [LABELS.podUid]: pod.uid, [LABELS.kind]: 'sandbox' }),
+      this.runtime.imagePresent(image),
+    ]);
+    const live = sandboxes.find((s) => isLiveSandbox(s) && s.name !== name);
     if (live) {
       this.logger.log(`sandbox of ${podRef(pod)} not run: ${live.name} is ${live.state} already`);
       return;
     }
-    const image = this.config.POD_INFRA_IMAGE;
-    if (!(await this.runtime.imagePresent(image))) await this.pull(image);
-    const sandbox = await this.runtime.runPodSandbox({
-      name,
-      image,
-      hostname: pod.name.slice(0, 63),
-      labels: { ...this.podLabels(pod), [LABELS.kind]: 'sandbox', [LABELS.restartCount]: String(attempt) },
-      sysctls: podSysctls(pod.manifest).sandbox,
-      portMappings: podContainers(pod.manifest.spec).flatMap((c) =>
-        (c.ports ?? [])
-          .filter((p) => p.hostPort !== undefined)
-          .map((p) => ({
-            containerPort: p.containerPort,
-            hostPort: p.hostPort ?? p.containerPort,
-            protocol: (p.protocol ?? 'TCP').toLowerCase() as 'tcp' | 'udp' | 'sctp',
-          })),
-      ),
+    if (!present) await this.pull(image);
+    let created: (id: string) => void = () => undefined;
+    const sandboxId = new Promise<string>((resolve) => (created = resolve));
+    const running = this.runtime.runPodSandbox(
+      {
+        name,
+        image,
+        hostname: pod.name.slice(0, 63),
+        labels: { ...this.podLabels(pod), [LABELS.kind]: 'sandbox', [LABELS.restartCount]: String(attempt) },
+        sysctls: podSysctls(pod.manifest).sandbox,
+        portMappings: podContainers(pod.manifest.spec).flatMap((c) =>
+          (c.ports ?? [])
+            .filter((p) => p.hostPort !== undefined)
+            .map((p) => ({
+              containerPort: p.containerPort,
+              hostPort: p.hostPort ?? p.containerPort,
+              protocol: (p.protocol ?? 'TCP').toLowerCase() as 'tcp' | 'udp' | 'sctp',
+            })),
+        ),
+      },
+      (id) => created(id),
+    );
+    // Either the id as soon as the sandbox is created, or its failure (told below, so not here too).
+    const id = Promise.race([sandboxId, running.then((sandbox) => sandbox.id)]);
+    void id.catch(() => undefined);
+    const steps = containers.map((container) => this.startContainer(pod, container, 0, { id, running }));
+    const [outcome, ...results] = await Promise.allSettled([running, ...steps]);
+    results.forEach((result, i) => {
+      if (result.status === 'rejected')
+        this.logger.error(`StartContainer ${containers[i]?.name} for ${podRef(pod)} failed: ${(result.reason as Error).message}`);
     });
-    this.logger.log(`sandbox of ${podRef(pod)} running with IP ${sandbox.ip ?? '(none)'}`);
+    if (outcome.status === 'rejected') throw outcome.reason;
+    this.logger.log(`sandbox of ${podRef(pod)} running with IP ${outcome.value.ip ?? '(none)'}`);
   }
 
   /** Records why a container waits; true when that is news (so events and logs are not repeated every pass). */
@@ -375,7 +408,12 @@ export class PodExecutor {
     return true;
   }
 
-  private async startContainer(pod: DesiredPod, container: Container, attempt: number, sandboxId: string, pidOf?: string): Promise<void> {
+  /**
+   * The kubelet's container step: image, volumes, configuration, create, start, postStart.
+   * With a sandbox still being run, everything up to the create overlaps its start, and the
+   * start waits for it to run; should it fail, the container created for it is removed.
+   */
+  private async startContainer(pod: DesiredPod, container: Container, attempt: number, sandbox: string | PendingSandbox, pidOf?: string): Promise<void> {
     // A plan made before the last failure was recorded: the back-off holds, no engine call.
     const backoffKey = startKey(pod.uid, container);
     if (this.startBackoff.inBackoffSinceUpdate(backoffKey, Date.now())) return;
@@ -389,7 +427,9 @@ export class PodExecutor {
       this.backOffStart(backoffKey);
       return;
     }
-    const config = await this.containerConfig(pod, container, sandboxId);
+    const podIP = async (): Promise<string | undefined> =>
+      typeof sandbox === 'string' ? (await this.runtime.inspectContainer(sandbox))?.ip : (await sandbox.running.catch(() => undefined))?.ip;
+    const config = await this.containerConfig(pod, container, podIP);
     if (!config) {
       this.backOffStart(backoffKey);
       return;
@@ -397,6 +437,13 @@ export class PodExecutor {
     const limits = container.resources?.limits ?? {};
     const requests = container.resources?.requests ?? {};
     let id: string;
+    let sandboxId: string;
+    try {
+      sandboxId = typeof sandbox === 'string' ? sandbox : await sandbox.id;
+    } catch {
+      // The sandbox did not run: its worker reports that, and a later pass starts the pod again.
+      return;
+    }
     try {
       const terminationMessage = await this.messages.prepare(pod, container, attempt);
       id = await this.runtime.createContainer(sandboxId, {
@@ -429,6 +476,15 @@ export class PodExecutor {
       return;
     }
     this.events.normal(pod, 'Created', `Created container ${container.name}`, container.name);
+    if (typeof sandbox !== 'string') {
+      try {
+        await sandbox.running;
+      } catch {
+        // Joined to a sandbox that never ran, it could never start: it goes, and the pod starts again from a later pass.
+        await this.runtime.removeContainer(id).catch((error: unknown) => this.logger.warn(`${podRef(pod)}: ${(error as Error).message}`));
+        return;
+      }
+    }
     try {
       await this.runtime.startContainer(id);
       this.startBackoff.reset(backoffKey);
@@ -453,7 +509,7 @@ export class PodExecutor {
   private async containerConfig(
     pod: DesiredPod,
     container: Container,
-    sandboxId: string,
+    podIPOf: () => Promise<string | undefined>,
   ): Promise<{ env: Array<{ name: string; value: string }>; command?: string[]; args?: string[]; security: ContainerSecurity } | undefined> {
     try {
       const user = await this.runtime.imageUser(container.image);
@@ -461,7 +517,8 @@ export class PodExecutor {
       const security = containerSecurity(pod.manifest, container, user);
       const refs = envConfigRefs([container]);
       const objects = await this.configSource.readAll(pod.namespace, refs);
-      const podIP = (await this.runtime.inspectContainer(sandboxId))?.ip;
+      // Only an environment that holds the pod's IP waits for it (or costs an inspect).
+      const podIP = needsPodIP(container) ? await podIPOf() : undefined;
       const env = containerEnv(container, {
         manifest: pod.manifest,
         uid: pod.uid,
