@@ -59,8 +59,7 @@ async function measureLoad(nc: NatsConnection, schedulerPid: number): Promise<Lo
 /** Starts `nodes` hollow agents, NODES_PER_PROCESS to a process, and waits until all are Ready in the API. */
 async function startHollowNodes(cluster: Cluster, prefix: string, nodes: number, env: Record<string, string>): Promise<ManagedProcess[]> {
   const procs: ManagedProcess[] = [];
-  for (let first = 0; first < nodes; first += NODES_PER_PROCESS)
-    procs.push(spawnHollow(cluster.nats.url, prefix, Math.min(NODES_PER_PROCESS, nodes - first), env, first));
+  for (let first = 0; first < nodes; first += NODES_PER_PROCESS) procs.push(spawnHollow(cluster.nats.url, prefix, Math.min(NODES_PER_PROCESS, nodes - first), env, first));
   await Promise.all(procs.map((p) => p.waitForLine(HOLLOW_READY, 600_000)));
   await waitFor(`${nodes} hollow nodes Ready`, async () => (await readyHollowNodes(cluster, prefix)) === nodes, workTimeoutMs(nodes, 500), 1000);
   return procs;
@@ -99,14 +98,7 @@ interface Throughput {
  * subjects (a core subscription sees every append): bound pods per second from the first
  * POST to the last binding, each create's latency, and where the scheduler's time went.
  */
-async function throughput(
-  cluster: Cluster,
-  nc: NatsConnection,
-  scheduler: ManagedProcess,
-  namespace: string,
-  pods: number,
-  nodes: number,
-): Promise<Throughput> {
+async function throughput(cluster: Cluster, nc: NatsConnection, scheduler: ManagedProcess, namespace: string, pods: number, nodes: number): Promise<Throughput> {
   const url = await metricsUrl(scheduler);
   const pid = scheduler.child.pid ?? 0;
   let bound = 0;
@@ -145,16 +137,13 @@ async function throughput(
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, post));
   const createdAt = performance.now();
-  await waitFor(`${created} pods bound`, () => bound >= created, Math.max(30_000, SCHED_DEADLINE_MS + 60_000 - (createdAt - startedAt)), 200).catch(
-    () => undefined,
-  );
+  await waitFor(`${created} pods bound`, () => bound >= created, Math.max(30_000, SCHED_DEADLINE_MS + 60_000 - (createdAt - startedAt)), 200).catch(() => undefined);
   const seconds = ((bound > 0 ? lastBoundAt : performance.now()) - startedAt) / 1000;
   const [m1, c1] = [await appended(nc), cpuSeconds(pid)];
   const after = await scrape(url);
   sub.unsubscribe();
   const phase = (name: string): number =>
-    sumMetric(after, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name) -
-    sumMetric(before, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name);
+    sumMetric(after, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name) - sumMetric(before, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name);
   const { p50, p99 } = summary(latencies);
   return {
     nodes,
@@ -268,18 +257,8 @@ async function scale(): Promise<Throughput> {
         `scheduler throughput: ${NODES} hollow nodes, ${r?.created ?? 0} pods${scaledDown}, ${IN_FLIGHT} POSTs in flight; baseline: the same scheduler binding one pod at a time over every node (BINDS_IN_FLIGHT=1, PERCENTAGE_OF_NODES_TO_SCORE=100), ${serial.created} pods, same run`,
         ['jetlet', 'serial', 'kube-scheduler'],
         [
-          [
-            'pods bound per second, first POST to last PodScheduled',
-            fmt(r?.boundPerSecond, 0),
-            fmt(serial.boundPerSecond, 0),
-            `${KUBE_SCHEDULER_FLOOR} (floor, 5,000 nodes)`,
-          ],
-          [
-            'pods created (201) / failed POSTs / bound',
-            r ? `${r.created}/${r.failed}/${r.bound}` : '-',
-            `${serial.created}/${serial.failed}/${serial.bound}`,
-            '-',
-          ],
+          ['pods bound per second, first POST to last PodScheduled', fmt(r?.boundPerSecond, 0), fmt(serial.boundPerSecond, 0), `${KUBE_SCHEDULER_FLOOR} (floor, 5,000 nodes)`],
+          ['pods created (201) / failed POSTs / bound', r ? `${r.created}/${r.failed}/${r.bound}` : '-', `${serial.created}/${serial.failed}/${serial.bound}`, '-'],
           ['seconds, first POST to last bound', fmt(r?.seconds, 1), fmt(serial.seconds, 1), '-'],
         ],
       );
@@ -288,45 +267,20 @@ async function scale(): Promise<Throughput> {
       `where the time goes (same run): API creates beside bare JetStream publishes of the same size and concurrency; the scheduler's CPU by phase`,
       ['jetlet', 'serial', 'baseline'],
       [
-        [
-          'API: pods created per second (50 in flight)',
-          fmt(run.createdPerSecond, 0),
-          fmt(serial.createdPerSecond, 0),
-          `${fmt(raw.perSecond, 0)} (JetStream publishes/s)`,
-        ],
+        ['API: pods created per second (50 in flight)', fmt(run.createdPerSecond, 0), fmt(serial.createdPerSecond, 0), `${fmt(raw.perSecond, 0)} (JetStream publishes/s)`],
         ['API: one create, p50 ms', fmt(run.createP50Ms, 1), fmt(serial.createP50Ms, 1), '-'],
         ['API: one create, p99 ms', fmt(run.createP99Ms, 1), fmt(serial.createP99Ms, 1), `${fmt(raw.p99Ms, 1)} (publish p99)`],
         ['scheduler CPU (% of one core)', fmt(run.schedulerCpuPercent, 0), fmt(serial.schedulerCpuPercent, 0), '-'],
-        [
-          '  filter/score, ms per pod bound',
-          fmt((run.filterScoreSeconds * 1000) / run.bound, 3),
-          fmt((serial.filterScoreSeconds * 1000) / serial.bound, 3),
-          '-',
-        ],
-        [
-          '  candidate table, % of its CPU',
-          fmt((100 * run.candidatesSeconds) / run.cpuSeconds, 0),
-          fmt((100 * serial.candidatesSeconds) / serial.cpuSeconds, 0),
-          '-',
-        ],
-        [
-          '  filter/score, % of its CPU',
-          fmt((100 * run.filterScoreSeconds) / run.cpuSeconds, 0),
-          fmt((100 * serial.filterScoreSeconds) / serial.cpuSeconds, 0),
-          '-',
-        ],
+        ['  filter/score, ms per pod bound', fmt((run.filterScoreSeconds * 1000) / run.bound, 3), fmt((serial.filterScoreSeconds * 1000) / serial.bound, 3), '-'],
+        ['  candidate table, % of its CPU', fmt((100 * run.candidatesSeconds) / run.cpuSeconds, 0), fmt((100 * serial.candidatesSeconds) / serial.cpuSeconds, 0), '-'],
+        ['  filter/score, % of its CPU', fmt((100 * run.filterScoreSeconds) / run.cpuSeconds, 0), fmt((100 * serial.filterScoreSeconds) / serial.cpuSeconds, 0), '-'],
         [
           '  bus (decode + validate, encode, NATS client, GC), % of its CPU',
           fmt((100 * (run.cpuSeconds - run.candidatesSeconds - run.filterScoreSeconds)) / run.cpuSeconds, 0),
           fmt((100 * (serial.cpuSeconds - serial.candidatesSeconds - serial.filterScoreSeconds)) / serial.cpuSeconds, 0),
           '-',
         ],
-        [
-          'bind: PodScheduled sent to PodAssigned stored, mean ms',
-          fmt((run.bindSeconds * 1000) / run.bound, 1),
-          fmt((serial.bindSeconds * 1000) / serial.bound, 1),
-          '-',
-        ],
+        ['bind: PodScheduled sent to PodAssigned stored, mean ms', fmt((run.bindSeconds * 1000) / run.bound, 1), fmt((serial.bindSeconds * 1000) / serial.bound, 1), '-'],
         ['bind: bindings in flight, mean', fmt(run.bindSeconds / run.seconds, 1), fmt(serial.bindSeconds / serial.seconds, 1), '-'],
         ['JetStream messages appended per second', fmt(run.messagesPerSecond, 0), fmt(serial.messagesPerSecond, 0), '-'],
       ],

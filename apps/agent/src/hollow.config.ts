@@ -28,8 +28,9 @@ export class HollowConfig {
   HOLLOW_CONNECTIONS: 'shared' | 'per-node' = 'shared';
 
   /**
-   * `packed`: each agent's modules packed into one (packModules), one Nest module container per
-   * agent; `per-folder`: one per folder, as a real node has them (kept to measure against).
+   * `packed`: each agent's modules packed into one (packModules), run as a Nest microservice
+   * alone; `per-folder`: one module per folder in an HTTP application that never listens, as
+   * hollow agents were made before (kept to measure against).
    */
   @IsIn(['packed', 'per-folder'])
   HOLLOW_MODULES: 'packed' | 'per-folder' = 'packed';

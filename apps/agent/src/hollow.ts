@@ -3,7 +3,8 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplicationContext } from '@nestjs/common';
+import type { AsyncMicroserviceOptions } from '@nestjs/microservices';
 import { Bus, busTls, JetStreamServer } from '#bus';
 import { identityName, loadConfig, type HollowIdentity } from '#contracts';
 import { createLogger } from '#observability';
@@ -38,7 +39,7 @@ async function bootstrap(): Promise<void> {
   const identity: HollowIdentity = { kind: 'hollow', prefix: hollow.HOLLOW_PREFIX, first: hollow.HOLLOW_FIRST_INDEX, count: hollow.HOLLOW_NODES };
   if (process.env.NATS_NKEY_SEED_FILE) logger.log(`connecting as NATS identity ${identityName(identity)}`, 'Hollow');
 
-  const contexts: INestApplication[] = [];
+  const contexts: INestApplicationContext[] = [];
   let connection: Bus | undefined;
   let stopping: Promise<void> | undefined;
   const stopAll = (): Promise<void> =>
@@ -77,12 +78,22 @@ async function bootstrap(): Promise<void> {
   const queue = [...configs];
   const worker = async (): Promise<void> => {
     for (let next = queue.shift(); next !== undefined && stopping === undefined; next = queue.shift()) {
-      // An application that never listens on HTTP: its handlers run on the transport only.
       const agent = AgentModule.forConfig(next.config, next.i, identity, connection);
-      const app = await NestFactory.create(hollow.HOLLOW_MODULES === 'packed' ? packModules(agent, { httpRoutes: false }) : agent, {
-        logger,
-        abortOnError: false,
-      });
+      if (hollow.HOLLOW_MODULES === 'packed') {
+        // A microservice alone, with no HTTP application (router, middleware, adapter) around it:
+        // a hollow agent never listens, so only its message handlers are registered.
+        const app = await NestFactory.createMicroservice<AsyncMicroserviceOptions>(packModules(agent, { httpRoutes: false }), {
+          inject: [JetStreamServer],
+          useFactory: (strategy: JetStreamServer) => ({ strategy }),
+          logger,
+          abortOnError: false,
+        });
+        contexts.push(app);
+        await app.listen();
+        continue;
+      }
+      // An application that never listens on HTTP: its handlers run on the transport only.
+      const app = await NestFactory.create(agent, { logger, abortOnError: false });
       app.connectMicroservice({ strategy: app.get(JetStreamServer) });
       contexts.push(app);
       await app.init();
