@@ -70,16 +70,26 @@ async function measure(cluster: Cluster, shape: Shape, nodes: number): Promise<S
     0,
     shape.nodeFlags,
   );
+  // A process that dies (a signal, say) fails the measurement at once, with its last lines.
+  const died = new Promise<never>((_, reject) =>
+    proc.child.once('exit', (code, signal) => reject(new Error(`hollow process exited (${signal ?? code}) before it was measured:\n${proc.tail()}`))),
+  );
+  died.catch(() => undefined);
   try {
-    await proc.waitForLine(HOLLOW_READY, workTimeoutMs(nodes, 500));
-    await waitFor(`${nodes} hollow nodes Ready`, async () => (await readyHollowNodes(cluster, prefix)) === nodes, workTimeoutMs(nodes, 500), 1000);
+    await Promise.race([proc.waitForLine(HOLLOW_READY, workTimeoutMs(nodes, 500)), died]);
+    await Promise.race([
+      waitFor(`${nodes} hollow nodes Ready`, async () => (await readyHollowNodes(cluster, prefix)) === nodes, workTimeoutMs(nodes, 500), 1000),
+      died,
+    ]);
     const bootSeconds = (performance.now() - startedAt) / 1000;
     await sleep(SETTLE_MS);
     const pid = proc.child.pid ?? 0;
     const [c0, t0] = [cpuSeconds(pid), performance.now()];
     await sleep(WINDOW_MS);
     const [c1, t1] = [cpuSeconds(pid), performance.now()];
-    return { shape, nodes, bootSeconds, rssMiB: rssKiB(pid) / 1024, cpuPercent: ((c1 - c0) / ((t1 - t0) / 1000)) * 100, sockets: sockets(pid) };
+    const sample = { shape, nodes, bootSeconds, rssMiB: rssKiB(pid) / 1024, cpuPercent: ((c1 - c0) / ((t1 - t0) / 1000)) * 100, sockets: sockets(pid) };
+    console.log(`${shape.name} ${nodes}: ${fmt(sample.rssMiB, 0)} MiB, ${fmt(sample.cpuPercent, 1)} % CPU, Ready after ${fmt(bootSeconds, 0)} s`);
+    return sample;
   } finally {
     await proc.stop();
   }
