@@ -3,7 +3,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Pod } from '#contracts';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
-import { HOLLOW_READY, spawnHollow } from '../test/harness/hollow.js';
+import { HOLLOW_READY, readyHollowNodes, spawnHollow } from '../test/harness/hollow.js';
 import { sleep, waitFor, type ManagedProcess } from '../test/harness/processes.js';
 import { fmt, printTable, rssKiB, scrape, sumMetric, summary, workTimeoutMs } from './bench-util.js';
 
@@ -56,21 +56,12 @@ async function measureLoad(nc: NatsConnection, schedulerPid: number): Promise<Lo
   return { messagesPerSecond: (m1 - m0) / seconds, cpuPercent: ((c1 - c0) / seconds) * 100, rssMiB: rssKiB(schedulerPid) / 1024 };
 }
 
-async function readyNodes(cluster: Cluster, prefix: string): Promise<number> {
-  const { body } = await cluster.request<{ items: Array<{ metadata: { name: string }; status: { conditions?: Array<{ type: string; status: string }> } }> }>(
-    'GET',
-    '/api/v1/nodes',
-  );
-  return body.items.filter((n) => n.metadata.name.startsWith(`${prefix}-`) && n.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-    .length;
-}
-
 /** Starts `nodes` hollow agents, NODES_PER_PROCESS to a process, and waits until all are Ready in the API. */
 async function startHollowNodes(cluster: Cluster, prefix: string, nodes: number, env: Record<string, string>): Promise<ManagedProcess[]> {
   const procs: ManagedProcess[] = [];
   for (let first = 0; first < nodes; first += NODES_PER_PROCESS) procs.push(spawnHollow(cluster.nats.url, prefix, Math.min(NODES_PER_PROCESS, nodes - first), env, first));
   await Promise.all(procs.map((p) => p.waitForLine(HOLLOW_READY, 600_000)));
-  await waitFor(`${nodes} hollow nodes Ready`, async () => (await readyNodes(cluster, prefix)) === nodes, workTimeoutMs(nodes, 500), 1000);
+  await waitFor(`${nodes} hollow nodes Ready`, async () => (await readyHollowNodes(cluster, prefix)) === nodes, workTimeoutMs(nodes, 500), 1000);
   return procs;
 }
 
@@ -332,7 +323,7 @@ async function nodeDeath(): Promise<void> {
   const proc = spawnHollow(cluster.nats.url, prefix, 1, { HEARTBEAT_SECONDS: '1' });
   try {
     await proc.waitForLine(HOLLOW_READY);
-    await waitFor('node Ready', async () => (await readyNodes(cluster, prefix)) === 1, 30_000, 200);
+    await waitFor('node Ready', async () => (await readyHollowNodes(cluster, prefix)) === 1, 30_000, 200);
     await sleep(2000);
     const killedAt = performance.now();
     await proc.stop('SIGKILL');

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { BusModule, busTls } from '#bus';
+import { BusModule, busTls, type Bus } from '#bus';
 import type { Identity } from '#contracts';
 import { AgentCoreModule } from './agent-core.module.js';
 import type { AgentConfig } from './agent.config.js';
@@ -32,8 +32,9 @@ export class AgentModule {
   /**
    * `nodeIndex` picks a hollow node's block of fake pod IPs; a Docker node ignores it.
    * `identity` is the NATS identity of NATS_NKEY_SEED_FILE: the node's own, or its hollow process's.
+   * `connection`: a hollow process's Bus, whose connection this agent rides instead of opening its own.
    */
-  static forConfig(config: AgentConfig, nodeIndex = 0, identity: Identity = { kind: 'node', node: config.NODE_NAME }): DynamicModule {
+  static forConfig(config: AgentConfig, nodeIndex = 0, identity: Identity = { kind: 'node', node: config.NODE_NAME }, connection?: Bus): DynamicModule {
     return {
       module: AgentModule,
       imports: [
@@ -45,6 +46,7 @@ export class AgentModule {
             source: { component: 'agent', node: config.NODE_NAME },
             credentials: { identity, seedFile: config.NATS_NKEY_SEED_FILE },
             tls: busTls(config),
+            ...(connection ? { shareConnectionOf: connection } : {}),
           }),
           () => ({ node: config.NODE_NAME, config: { ...config } }),
         ),

@@ -1,4 +1,4 @@
-import { IsInt, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, Matches, Max, Min } from 'class-validator';
 import { DNS1123_SUBDOMAIN } from '#contracts';
 
 /** The hollow-node process's own configuration; every agent in it also reads AgentConfig from the same environment. */
@@ -18,4 +18,20 @@ export class HollowConfig {
   @Min(0)
   @Max(1023)
   HOLLOW_FIRST_INDEX: number = 0;
+
+  /**
+   * `shared`: every agent of the process rides one NATS connection (the process's identity);
+   * `per-node`: each opens its own, as a real node does (costs a connection's buffers and
+   * subscriptions per node; kept to measure against).
+   */
+  @IsIn(['shared', 'per-node'])
+  HOLLOW_CONNECTIONS: 'shared' | 'per-node' = 'shared';
+
+  /**
+   * `packed`: each agent's modules packed into one (packModules), run as a Nest microservice
+   * alone; `per-folder`: one module per folder in an HTTP application that never listens, as
+   * hollow agents were made before (kept to measure against).
+   */
+  @IsIn(['packed', 'per-folder'])
+  HOLLOW_MODULES: 'packed' | 'per-folder' = 'packed';
 }

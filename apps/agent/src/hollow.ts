@@ -3,23 +3,25 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
-import type { INestApplication } from '@nestjs/common';
-import { JetStreamServer } from '#bus';
+import type { INestApplicationContext } from '@nestjs/common';
+import type { AsyncMicroserviceOptions } from '@nestjs/microservices';
+import { Bus, busTls, JetStreamServer } from '#bus';
 import { identityName, loadConfig, type HollowIdentity } from '#contracts';
 import { createLogger } from '#observability';
 import { AgentConfig } from './agent.config.js';
 import { AgentModule } from './agent.module.js';
 import { HollowConfig } from './hollow.config.js';
+import { packModules } from './hollow-module.js';
 
-/** Agents started at once: each connects to NATS and ensures the streams, which the server serialises. */
+/** Agents started at once: each opens its consumer (and, with HOLLOW_CONNECTIONS=per-node, connects and checks the streams), which the server serialises. */
 const START_CONCURRENCY = 25;
 
 /**
  * Hollow nodes, as kubemark's HollowNode: HOLLOW_NODES real agents in one process, each
- * with its own NATS connection, registration, heartbeats, desired state, reconciler and
- * PLEG, over the in-memory FakeRuntime. No HTTP servers (the apps never listen), no
- * Docker. The rest of the environment (NATS_URL, NATS_NKEY_SEED_FILE, HEARTBEAT_SECONDS, ...)
- * is shared.
+ * with its own registration, heartbeats, desired state (its own durable consumer), reconciler
+ * and PLEG, over the in-memory FakeRuntime. No HTTP servers (the apps never listen), no
+ * Docker. By default the agents ride one NATS connection, the process's (HOLLOW_CONNECTIONS);
+ * the rest of the environment (NATS_URL, NATS_NKEY_SEED_FILE, HEARTBEAT_SECONDS, ...) is shared.
  */
 async function bootstrap(): Promise<void> {
   const logger = createLogger('hollow');
@@ -37,13 +39,16 @@ async function bootstrap(): Promise<void> {
   const identity: HollowIdentity = { kind: 'hollow', prefix: hollow.HOLLOW_PREFIX, first: hollow.HOLLOW_FIRST_INDEX, count: hollow.HOLLOW_NODES };
   if (process.env.NATS_NKEY_SEED_FILE) logger.log(`connecting as NATS identity ${identityName(identity)}`, 'Hollow');
 
-  const contexts: INestApplication[] = [];
+  const contexts: INestApplicationContext[] = [];
+  let connection: Bus | undefined;
   let stopping: Promise<void> | undefined;
   const stopAll = (): Promise<void> =>
     (stopping ??= (async () => {
       // One handler for the whole process: each context closes as a single agent's would on SIGTERM.
       const results = await Promise.allSettled(contexts.map((c) => c.close()));
       for (const r of results) if (r.status === 'rejected') logger.error(`closing an agent failed: ${String(r.reason)}`, 'Hollow');
+      // The shared connection is drained last, once no agent publishes on it.
+      await connection?.close().catch((error: unknown) => logger.error(`closing the NATS connection failed: ${String(error)}`, 'Hollow'));
       await Promise.all(configs.map(({ config }) => rm(config.AGENT_ROOT_DIR, { recursive: true, force: true })));
     })());
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -57,11 +62,38 @@ async function bootstrap(): Promise<void> {
   }
 
   const startedAt = performance.now();
+  const first = configs[0]?.config;
+  if (hollow.HOLLOW_CONNECTIONS === 'shared' && first) {
+    // One connection and one stream check for the process; each agent's Bus keeps its own consumers and outbox.
+    connection = await Bus.connect({
+      servers: first.NATS_URL,
+      streamReplicas: first.STREAM_REPLICAS,
+      name: `jetlet-hollow-${hollow.HOLLOW_PREFIX}-${hollow.HOLLOW_FIRST_INDEX}`,
+      source: { component: 'agent' },
+      credentials: { identity, seedFile: first.NATS_NKEY_SEED_FILE },
+      tls: busTls(first),
+    });
+    await connection.ensureStreams();
+  }
   const queue = [...configs];
   const worker = async (): Promise<void> => {
     for (let next = queue.shift(); next !== undefined && stopping === undefined; next = queue.shift()) {
+      const agent = AgentModule.forConfig(next.config, next.i, identity, connection);
+      if (hollow.HOLLOW_MODULES === 'packed') {
+        // A microservice alone, with no HTTP application (router, middleware, adapter) around it:
+        // a hollow agent never listens, so only its message handlers are registered.
+        const app = await NestFactory.createMicroservice<AsyncMicroserviceOptions>(packModules(agent, { httpRoutes: false }), {
+          inject: [JetStreamServer],
+          useFactory: (strategy: JetStreamServer) => ({ strategy }),
+          logger,
+          abortOnError: false,
+        });
+        contexts.push(app);
+        await app.listen();
+        continue;
+      }
       // An application that never listens on HTTP: its handlers run on the transport only.
-      const app = await NestFactory.create(AgentModule.forConfig(next.config, next.i, identity), { logger, abortOnError: false });
+      const app = await NestFactory.create(agent, { logger, abortOnError: false });
       app.connectMicroservice({ strategy: app.get(JetStreamServer) });
       contexts.push(app);
       await app.init();
@@ -75,9 +107,8 @@ async function bootstrap(): Promise<void> {
     throw error;
   }
   if (stopping !== undefined) return;
-  const first = configs[0]?.config.NODE_NAME;
   const last = configs.at(-1)?.config.NODE_NAME;
-  logger.log(`${contexts.length} hollow nodes running (${first} .. ${last}) in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`, 'Hollow');
+  logger.log(`${contexts.length} hollow nodes running (${first?.NODE_NAME} .. ${last}) in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`, 'Hollow');
 }
 
 bootstrap().catch((error: unknown) => {

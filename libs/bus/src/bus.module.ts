@@ -52,7 +52,7 @@ export class BusModule {
           inject: [BUS_OPTIONS],
           useFactory: async (opts: BusOptions): Promise<Bus> => {
             const bus = await Bus.connect(opts);
-            await bus.ensureStreams();
+            if (bus.ensuresStreams) await bus.ensureStreams();
             return bus;
           },
         },

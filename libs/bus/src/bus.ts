@@ -75,6 +75,13 @@ export interface BusOptions {
   credentials?: BusCredentials;
   /** TLS to the server (NATS_TLS_CA_FILE and, for mutual TLS, NATS_TLS_CERT_FILE/NATS_TLS_KEY_FILE); unset, plain TCP unless the server asks for TLS. */
   tls?: BusTls;
+  /**
+   * Another Bus whose connection to ride instead of opening one: a process of hollow nodes runs
+   * all its agents over the one connection of its identity. This Bus keeps its own consumers,
+   * outbox and source; it neither ensures the streams nor drains the connection at close, which
+   * are the owner's. `servers`, `credentials` and `tls` are then unused.
+   */
+  shareConnectionOf?: Bus;
 }
 
 export interface PublishOptions {
@@ -206,6 +213,8 @@ export class Bus {
     readonly jsm: JetStreamManager,
     private readonly source: MessageSource,
     private readonly options: BusOptions,
+    /** False on a shared connection (`BusOptions.connection`): its owner drains it. */
+    private readonly ownsConnection = true,
   ) {
     this.streamReplicas = options.streamReplicas ?? 1;
     this.publishTimeoutMs = options.publishTimeoutMs ?? 5000;
@@ -217,6 +226,7 @@ export class Bus {
   static async connect(options: BusOptions, signal?: AbortSignal): Promise<Bus> {
     // Every jetlet process talks to the bus, so this is where each gets its process metrics.
     enableProcessMetrics();
+    if (options.shareConnectionOf) return Bus.share(options.shareConnectionOf, options);
     const logger = new Logger(Bus.name);
     const auth = { ...credentialOptions(options.credentials, logger), ...tlsOptions(options.tls) };
     return retry(
@@ -249,6 +259,21 @@ export class Bus {
     ).catch((error: unknown) => {
       throw signal?.aborted ? new BusError('connect aborted', { cause: error }) : error;
     });
+  }
+
+  /** A Bus over `owner`'s connection; the owner has already checked that JetStream answers. */
+  private static async share(owner: Bus, options: BusOptions): Promise<Bus> {
+    const jsm = await jetstreamManager(owner.nc, { checkAPI: false });
+    const bus = new Bus(owner.nc, jetstream(owner.nc), jsm, options.source, options, false);
+    bus.connected = owner.connected;
+    bus.disconnectedSinceMs = owner.disconnectedSinceMs;
+    void bus.watchConnection();
+    return bus;
+  }
+
+  /** Whether `ensureStreams` is this Bus's job: not on a shared connection, whose owner ensured them. */
+  get ensuresStreams(): boolean {
+    return this.ownsConnection;
   }
 
   /** False while the connection is down (the client reconnects on its own, with back-off). */
@@ -734,6 +759,6 @@ export class Bus {
     if (this.connected && this.compactions.size > 0) await this.compact().catch(() => undefined);
     clearTimeout(this.compactTimer);
     await this.outbox.close(this.connected ? 2000 : 0);
-    if (!this.nc.isClosed()) await this.nc.drain();
+    if (this.ownsConnection && !this.nc.isClosed()) await this.nc.drain();
   }
 }
