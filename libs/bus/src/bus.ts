@@ -641,7 +641,8 @@ export class Bus {
       const stored = await this.jsm.streams.getMessage(stream, { seq, next_by_subj: filter } as unknown as MsgRequest);
       return stored?.seq;
     } catch (error) {
-      this.logger.debug(`reading ${stream} at ${seq} on ${filter}: ${String(error)}`);
+      // The gap then goes unchecked: say so where it can be seen.
+      this.logger.warn(`could not check ${stream} for messages skipped from ${seq} on ${filter}: ${String(error)}`);
       return undefined;
     }
   }
