@@ -236,12 +236,14 @@ describe('DockerRuntime (real engine)', { timeout: 120_000 }, () => {
     const labels = { [LABELS.node]: prefix, [LABELS.containerName]: 'events' };
     const seen: RuntimeEvent[] = [];
     const controller = new AbortController();
+    let markSubscribed: () => void = () => undefined;
+    const subscribed = new Promise<void>((resolve) => (markSubscribed = resolve));
     const consumer = (async () => {
-      for await (const event of sut.events(labels, controller.signal)) seen.push(event);
+      for await (const event of sut.events(labels, controller.signal, markSubscribed)) seen.push(event);
     })();
     try {
-      // The subscription is established asynchronously; give it a moment before acting.
-      await sleep(500);
+      // The engine has answered the events request: what happens from here is streamed.
+      await subscribed;
       // Not matching the filter: must not show up.
       const other = await sut.createContainer(sandbox.id, appConfig('not-events', { entrypoint: ['true'] }));
       await sut.startContainer(other);
