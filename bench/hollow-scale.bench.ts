@@ -13,6 +13,8 @@ const NODES_PER_PROCESS = Number(process.env.BENCH_HOLLOW_PER_PROCESS ?? 250);
 const PODS = Number(process.env.BENCH_SCHED_PODS ?? 10_000);
 /** The same-run baseline: one binding at a time, every node filtered and scored (the scheduler before pipelining and sampling). */
 const SERIAL_PODS = Number(process.env.BENCH_SCHED_SERIAL_PODS ?? 1000);
+/** Pods queued for a fresh scheduler, the API out of the way. */
+const BACKLOG_PODS = Number(process.env.BENCH_SCHED_BACKLOG_PODS ?? 10_000);
 /** How cost grows with the cluster: `nodes:pods` pairs, lighter settings for the largest. */
 const GROWTH = (process.env.BENCH_GROWTH ?? '100:2000,5000:3000')
   .split(',')
@@ -59,7 +61,8 @@ async function measureLoad(nc: NatsConnection, schedulerPid: number): Promise<Lo
 /** Starts `nodes` hollow agents, NODES_PER_PROCESS to a process, and waits until all are Ready in the API. */
 async function startHollowNodes(cluster: Cluster, prefix: string, nodes: number, env: Record<string, string>): Promise<ManagedProcess[]> {
   const procs: ManagedProcess[] = [];
-  for (let first = 0; first < nodes; first += NODES_PER_PROCESS) procs.push(spawnHollow(cluster.nats.url, prefix, Math.min(NODES_PER_PROCESS, nodes - first), env, first));
+  for (let first = 0; first < nodes; first += NODES_PER_PROCESS)
+    procs.push(spawnHollow(cluster.nats.url, prefix, Math.min(NODES_PER_PROCESS, nodes - first), env, first));
   await Promise.all(procs.map((p) => p.waitForLine(HOLLOW_READY, 600_000)));
   await waitFor(`${nodes} hollow nodes Ready`, async () => (await readyHollowNodes(cluster, prefix)) === nodes, workTimeoutMs(nodes, 500), 1000);
   return procs;
@@ -98,7 +101,14 @@ interface Throughput {
  * subjects (a core subscription sees every append): bound pods per second from the first
  * POST to the last binding, each create's latency, and where the scheduler's time went.
  */
-async function throughput(cluster: Cluster, nc: NatsConnection, scheduler: ManagedProcess, namespace: string, pods: number, nodes: number): Promise<Throughput> {
+async function throughput(
+  cluster: Cluster,
+  nc: NatsConnection,
+  scheduler: ManagedProcess,
+  namespace: string,
+  pods: number,
+  nodes: number,
+): Promise<Throughput> {
   const url = await metricsUrl(scheduler);
   const pid = scheduler.child.pid ?? 0;
   let bound = 0;
@@ -137,13 +147,16 @@ async function throughput(cluster: Cluster, nc: NatsConnection, scheduler: Manag
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, post));
   const createdAt = performance.now();
-  await waitFor(`${created} pods bound`, () => bound >= created, Math.max(30_000, SCHED_DEADLINE_MS + 60_000 - (createdAt - startedAt)), 200).catch(() => undefined);
+  await waitFor(`${created} pods bound`, () => bound >= created, Math.max(30_000, SCHED_DEADLINE_MS + 60_000 - (createdAt - startedAt)), 200).catch(
+    () => undefined,
+  );
   const seconds = ((bound > 0 ? lastBoundAt : performance.now()) - startedAt) / 1000;
   const [m1, c1] = [await appended(nc), cpuSeconds(pid)];
   const after = await scrape(url);
   sub.unsubscribe();
   const phase = (name: string): number =>
-    sumMetric(after, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name) - sumMetric(before, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name);
+    sumMetric(after, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name) -
+    sumMetric(before, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name);
   const { p50, p99 } = summary(latencies);
   return {
     nodes,
@@ -162,6 +175,73 @@ async function throughput(cluster: Cluster, nc: NatsConnection, scheduler: Manag
     bindSeconds: phase('bind'),
     cpuSeconds: c1 - c0,
     seconds,
+  };
+}
+
+interface Backlog {
+  created: number;
+  bound: number;
+  /** First to last PodScheduled: the scheduler's own rate, the API out of the way. */
+  boundPerSecond: number;
+  /** Scheduler spawned to its first PodScheduled: process start, reading the pods stream, first decisions. */
+  firstBindSeconds: number;
+  cpuPercent: number;
+  filterScoreMsPerPod: number;
+  bindMeanMs: number;
+}
+
+/**
+ * The scheduler's throughput with the API out of the way, as scheduler_perf measures it: the
+ * running scheduler is stopped, `pods` pods are created (they stay Pending), and a fresh
+ * scheduler starts on that backlog; pods bound per second from its first PodScheduled to its last.
+ */
+async function backlog(cluster: Cluster, nc: NatsConnection, namespace: string, pods: number, env: Record<string, string>): Promise<Backlog> {
+  await cluster.scheduler.stop();
+  await cluster.ensureNamespace(namespace);
+  let next = 0;
+  let created = 0;
+  const post = async (): Promise<void> => {
+    while (next < pods) {
+      const i = next++;
+      const { status } = await cluster.request<Pod>('POST', `/api/v1/namespaces/${namespace}/pods`, {
+        metadata: { name: `b-${i}` },
+        spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '3600'] }] },
+      });
+      if (status === 201) created++;
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, post));
+  let bound = 0;
+  let firstBoundAt = 0;
+  let lastBoundAt = 0;
+  const sub = nc.subscribe(`jetlet.pods.${namespace}.>`, {
+    callback: (error, msg) => {
+      if (error || msg.json<{ type: string }>().type !== 'PodScheduled') return;
+      bound++;
+      lastBoundAt = performance.now();
+      if (firstBoundAt === 0) firstBoundAt = lastBoundAt;
+    },
+  });
+  await nc.flush();
+  const spawnedAt = performance.now();
+  const scheduler = await cluster.startExtraScheduler(env, 120_000);
+  const pid = scheduler.child.pid ?? 0;
+  const url = await metricsUrl(scheduler);
+  await waitFor(`${created} backlog pods bound`, () => bound >= created, workTimeoutMs(created, 20), 200).catch(() => undefined);
+  const cpu = cpuSeconds(pid);
+  const metrics = await scrape(url);
+  sub.unsubscribe();
+  const phase = (name: string): number => sumMetric(metrics, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name);
+  const seconds = Math.max(0.001, (lastBoundAt - firstBoundAt) / 1000);
+  return {
+    created,
+    bound,
+    boundPerSecond: bound > 1 ? (bound - 1) / seconds : 0,
+    firstBindSeconds: firstBoundAt > 0 ? (firstBoundAt - spawnedAt) / 1000 : Number.NaN,
+    // The whole process's CPU over its life, against its life so far.
+    cpuPercent: (cpu / ((performance.now() - spawnedAt) / 1000)) * 100,
+    filterScoreMsPerPod: (phase('filter_score') * 1000) / Math.max(1, bound),
+    bindMeanMs: (phase('bind') * 1000) / Math.max(1, bound),
   };
 }
 
@@ -230,7 +310,15 @@ async function scale(): Promise<Throughput> {
   const idle = empty;
   // The serial baseline gets a cluster of its own: a second scheduler started beside a loaded
   // one can spend minutes catching up with the pods stream on a busy machine.
-  const serial = await withHollowCluster(NODES, SERIAL, (cluster, nc) => throughput(cluster, nc, cluster.scheduler, 'sched-serial', SERIAL_PODS, NODES));
+  let serialBacklog: Backlog | undefined;
+  const serial = await withHollowCluster(NODES, SERIAL, async (cluster, nc) => {
+    const run = await throughput(cluster, nc, cluster.scheduler, 'sched-serial', SERIAL_PODS, NODES);
+    serialBacklog = await backlog(cluster, nc, 'backlog-serial', SERIAL_PODS, SERIAL).catch((error: unknown) => {
+      console.error(`serial backlog failed: ${(error as Error).message}`);
+      return undefined;
+    });
+    return run;
+  });
   return withHollowCluster(NODES, {}, async (cluster, nc, procs, bootSeconds) => {
     const hollowRss = procs.map((p) => rssKiB(p.child.pid ?? 0) / 1024);
     const loaded = await measureLoad(nc, cluster.scheduler.child.pid ?? 0);
@@ -257,30 +345,84 @@ async function scale(): Promise<Throughput> {
         `scheduler throughput: ${NODES} hollow nodes, ${r?.created ?? 0} pods${scaledDown}, ${IN_FLIGHT} POSTs in flight; baseline: the same scheduler binding one pod at a time over every node (BINDS_IN_FLIGHT=1, PERCENTAGE_OF_NODES_TO_SCORE=100), ${serial.created} pods, same run`,
         ['jetlet', 'serial', 'kube-scheduler'],
         [
-          ['pods bound per second, first POST to last PodScheduled', fmt(r?.boundPerSecond, 0), fmt(serial.boundPerSecond, 0), `${KUBE_SCHEDULER_FLOOR} (floor, 5,000 nodes)`],
-          ['pods created (201) / failed POSTs / bound', r ? `${r.created}/${r.failed}/${r.bound}` : '-', `${serial.created}/${serial.failed}/${serial.bound}`, '-'],
+          [
+            'pods bound per second, first POST to last PodScheduled',
+            fmt(r?.boundPerSecond, 0),
+            fmt(serial.boundPerSecond, 0),
+            `${KUBE_SCHEDULER_FLOOR} (floor, 5,000 nodes)`,
+          ],
+          [
+            'pods created (201) / failed POSTs / bound',
+            r ? `${r.created}/${r.failed}/${r.bound}` : '-',
+            `${serial.created}/${serial.failed}/${serial.bound}`,
+            '-',
+          ],
           ['seconds, first POST to last bound', fmt(r?.seconds, 1), fmt(serial.seconds, 1), '-'],
         ],
       );
     }
+    const queued = await backlog(cluster, nc, 'backlog', BACKLOG_PODS, {});
+    const b = serialBacklog;
+    printTable(
+      `scheduler alone over a backlog: ${NODES} hollow nodes; the scheduler is stopped, ${queued.created} pods are created, and a fresh scheduler binds them (baseline: the serial scheduler over ${b?.created ?? 0} pods, same run)`,
+      ['jetlet', 'serial', 'target'],
+      [
+        [
+          'pods bound per second, first to last PodScheduled',
+          fmt(queued.boundPerSecond, 0),
+          fmt(b?.boundPerSecond, 0),
+          `1000 (kube-scheduler floor ${KUBE_SCHEDULER_FLOOR})`,
+        ],
+        ['pods bound / created', `${queued.bound}/${queued.created}`, b ? `${b.bound}/${b.created}` : '-', '-'],
+        ['scheduler spawned to first PodScheduled, s', fmt(queued.firstBindSeconds, 2), fmt(b?.firstBindSeconds, 2), '-'],
+        ['scheduler CPU over its life (% of one core)', fmt(queued.cpuPercent, 0), fmt(b?.cpuPercent, 0), '-'],
+        ['filter/score, ms per pod bound', fmt(queued.filterScoreMsPerPod, 3), fmt(b?.filterScoreMsPerPod, 3), '-'],
+        ['bind: PodScheduled sent to PodAssigned stored, mean ms', fmt(queued.bindMeanMs, 1), fmt(b?.bindMeanMs, 1), '-'],
+      ],
+    );
     printTable(
       `where the time goes (same run): API creates beside bare JetStream publishes of the same size and concurrency; the scheduler's CPU by phase`,
       ['jetlet', 'serial', 'baseline'],
       [
-        ['API: pods created per second (50 in flight)', fmt(run.createdPerSecond, 0), fmt(serial.createdPerSecond, 0), `${fmt(raw.perSecond, 0)} (JetStream publishes/s)`],
+        [
+          'API: pods created per second (50 in flight)',
+          fmt(run.createdPerSecond, 0),
+          fmt(serial.createdPerSecond, 0),
+          `${fmt(raw.perSecond, 0)} (JetStream publishes/s)`,
+        ],
         ['API: one create, p50 ms', fmt(run.createP50Ms, 1), fmt(serial.createP50Ms, 1), '-'],
         ['API: one create, p99 ms', fmt(run.createP99Ms, 1), fmt(serial.createP99Ms, 1), `${fmt(raw.p99Ms, 1)} (publish p99)`],
         ['scheduler CPU (% of one core)', fmt(run.schedulerCpuPercent, 0), fmt(serial.schedulerCpuPercent, 0), '-'],
-        ['  filter/score, ms per pod bound', fmt((run.filterScoreSeconds * 1000) / run.bound, 3), fmt((serial.filterScoreSeconds * 1000) / serial.bound, 3), '-'],
-        ['  candidate table, % of its CPU', fmt((100 * run.candidatesSeconds) / run.cpuSeconds, 0), fmt((100 * serial.candidatesSeconds) / serial.cpuSeconds, 0), '-'],
-        ['  filter/score, % of its CPU', fmt((100 * run.filterScoreSeconds) / run.cpuSeconds, 0), fmt((100 * serial.filterScoreSeconds) / serial.cpuSeconds, 0), '-'],
+        [
+          '  filter/score, ms per pod bound',
+          fmt((run.filterScoreSeconds * 1000) / run.bound, 3),
+          fmt((serial.filterScoreSeconds * 1000) / serial.bound, 3),
+          '-',
+        ],
+        [
+          '  candidate table, % of its CPU',
+          fmt((100 * run.candidatesSeconds) / run.cpuSeconds, 0),
+          fmt((100 * serial.candidatesSeconds) / serial.cpuSeconds, 0),
+          '-',
+        ],
+        [
+          '  filter/score, % of its CPU',
+          fmt((100 * run.filterScoreSeconds) / run.cpuSeconds, 0),
+          fmt((100 * serial.filterScoreSeconds) / serial.cpuSeconds, 0),
+          '-',
+        ],
         [
           '  bus (decode + validate, encode, NATS client, GC), % of its CPU',
           fmt((100 * (run.cpuSeconds - run.candidatesSeconds - run.filterScoreSeconds)) / run.cpuSeconds, 0),
           fmt((100 * (serial.cpuSeconds - serial.candidatesSeconds - serial.filterScoreSeconds)) / serial.cpuSeconds, 0),
           '-',
         ],
-        ['bind: PodScheduled sent to PodAssigned stored, mean ms', fmt((run.bindSeconds * 1000) / run.bound, 1), fmt((serial.bindSeconds * 1000) / serial.bound, 1), '-'],
+        [
+          'bind: PodScheduled sent to PodAssigned stored, mean ms',
+          fmt((run.bindSeconds * 1000) / run.bound, 1),
+          fmt((serial.bindSeconds * 1000) / serial.bound, 1),
+          '-',
+        ],
         ['bind: bindings in flight, mean', fmt(run.bindSeconds / run.seconds, 1), fmt(serial.bindSeconds / serial.seconds, 1), '-'],
         ['JetStream messages appended per second', fmt(run.messagesPerSecond, 0), fmt(serial.messagesPerSecond, 0), '-'],
       ],
