@@ -150,6 +150,31 @@ describe('ListWatch', () => {
     assert.equal(sut.size, 2);
   });
 
+  it('merges objects under new keys into the last order, as a full sort would place them', () => {
+    const sut = new ListWatch<Obj>({ fold, compare: (a, b) => a.name.localeCompare(b.name) });
+    const names = ['m', 'c', 'x', 'a', 'q', 'b', 'z', 'k', 'd', 'y'];
+    let seq = 0;
+    const expected: string[] = [];
+    for (const [i, name] of names.entries()) {
+      sut.apply(envelope({ op: 'put', obj: { name, uid: `u-${name}`, v: 1 } }), at(++seq));
+      if (i === 4) sut.assume('e', { name: 'e', uid: 'u-e', v: 1 });
+      expected.push(name);
+      if (i === 4) expected.push('e');
+      // A list after every other message: some merges add one object, some two.
+      if (i % 2 === 1)
+        assert.deepEqual(
+          sut.list().map((o) => o.name),
+          [...expected].sort(),
+        );
+    }
+    sut.apply(envelope({ op: 'drop', obj: { name: 'q', uid: 'u-q', v: 1 } }), at(++seq));
+    sut.apply(envelope({ op: 'put', obj: { name: 'f', uid: 'u-f', v: 1 } }), at(seq + 1));
+    assert.deepEqual(
+      sut.list().map((o) => o.name),
+      [...expected.filter((n) => n !== 'q'), 'f'].sort(),
+    );
+  });
+
   it('assumes what this process wrote, and forgets it, without moving or telling anyone', () => {
     const sut = new ListWatch<Obj>({ fold });
     const seen = recorder(sut);
