@@ -63,8 +63,14 @@ async function startHollowNodes(cluster: Cluster, prefix: string, nodes: number,
   const procs: ManagedProcess[] = [];
   for (let first = 0; first < nodes; first += NODES_PER_PROCESS)
     procs.push(spawnHollow(cluster.nats.url, prefix, Math.min(NODES_PER_PROCESS, nodes - first), env, first));
-  await Promise.all(procs.map((p) => p.waitForLine(HOLLOW_READY, 600_000)));
-  await waitFor(`${nodes} hollow nodes Ready`, async () => (await readyHollowNodes(cluster, prefix)) === nodes, workTimeoutMs(nodes, 500), 1000);
+  try {
+    await Promise.all(procs.map((p) => p.waitForLine(HOLLOW_READY, 600_000)));
+    await waitFor(`${nodes} hollow nodes Ready`, async () => (await readyHollowNodes(cluster, prefix)) === nodes, workTimeoutMs(nodes, 500), 1000);
+  } catch (error) {
+    // The caller never gets them: stop them here, or they outlive the run.
+    await Promise.all(procs.map((p) => p.stop()));
+    throw error;
+  }
   return procs;
 }
 
@@ -188,6 +194,8 @@ interface Backlog {
   cpuPercent: number;
   filterScoreMsPerPod: number;
   bindMeanMs: number;
+  passes: number;
+  cpuMsPerBind: number;
 }
 
 /**
@@ -214,18 +222,23 @@ async function backlog(cluster: Cluster, nc: NatsConnection, namespace: string, 
   let bound = 0;
   let firstBoundAt = 0;
   let lastBoundAt = 0;
+  let pid = 0;
+  let cpuAtFirstBind = Number.NaN;
   const sub = nc.subscribe(`jetlet.pods.${namespace}.>`, {
     callback: (error, msg) => {
       if (error || msg.json<{ type: string }>().type !== 'PodScheduled') return;
       bound++;
       lastBoundAt = performance.now();
-      if (firstBoundAt === 0) firstBoundAt = lastBoundAt;
+      if (firstBoundAt === 0) {
+        firstBoundAt = lastBoundAt;
+        if (pid > 0) cpuAtFirstBind = cpuSeconds(pid);
+      }
     },
   });
   await nc.flush();
   const spawnedAt = performance.now();
   const scheduler = await cluster.startExtraScheduler(env, 120_000);
-  const pid = scheduler.child.pid ?? 0;
+  pid = scheduler.child.pid ?? 0;
   const url = await metricsUrl(scheduler);
   await waitFor(`${created} backlog pods bound`, () => bound >= created, workTimeoutMs(created, 20), 200).catch(() => undefined);
   const cpu = cpuSeconds(pid);
@@ -242,6 +255,9 @@ async function backlog(cluster: Cluster, nc: NatsConnection, namespace: string, 
     cpuPercent: (cpu / ((performance.now() - spawnedAt) / 1000)) * 100,
     filterScoreMsPerPod: (phase('filter_score') * 1000) / Math.max(1, bound),
     bindMeanMs: (phase('bind') * 1000) / Math.max(1, bound),
+    passes: sumMetric(metrics, 'jetlet_scheduler_passes_total', () => true),
+    // From its first binding on (start-up and catching up left out); NaN when the first came before its pid was known.
+    cpuMsPerBind: ((cpu - cpuAtFirstBind) * 1000) / Math.max(1, bound - 1),
   };
 }
 
@@ -378,6 +394,8 @@ async function scale(): Promise<Throughput> {
         ['scheduler CPU over its life (% of one core)', fmt(queued.cpuPercent, 0), fmt(b?.cpuPercent, 0), '-'],
         ['filter/score, ms per pod bound', fmt(queued.filterScoreMsPerPod, 3), fmt(b?.filterScoreMsPerPod, 3), '-'],
         ['bind: PodScheduled sent to PodAssigned stored, mean ms', fmt(queued.bindMeanMs, 1), fmt(b?.bindMeanMs, 1), '-'],
+        ['scheduler CPU ms per pod bound, first binding on', fmt(queued.cpuMsPerBind, 2), fmt(b?.cpuMsPerBind, 2), '-'],
+        ['scheduling passes', queued.passes, b?.passes ?? '-', '-'],
       ],
     );
     printTable(

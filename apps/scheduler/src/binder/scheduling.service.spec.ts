@@ -8,6 +8,7 @@ import { AssignmentsService } from '../assignments/assignments.service.js';
 import { SchedulerCache } from '../cache/scheduler-cache.service.js';
 import { NodeLifecycleService } from '../node-lifecycle/node-lifecycle.service.js';
 import { SchedulerConfig } from '../scheduler.config.js';
+import { schedulerMetrics } from '../metrics/scheduler.metrics.js';
 import { SchedulingService } from './scheduling.service.js';
 
 const T0 = Date.parse('2024-05-01T10:00:00.000Z');
@@ -65,6 +66,27 @@ describe('SchedulingService', () => {
     mock.timers.tick(5_000);
     await sut.idle();
     assert.equal(bus.published.length, 2, 'the passes those messages and the resync asked for write nothing');
+  });
+
+  it("runs no pass for a running pod's status or a Ready node's heartbeat, and one for a pod that finished", async () => {
+    const passes = async (): Promise<number> => (await schedulerMetrics.passes.get()).values[0]?.value ?? 0;
+    facts.nodeRegistered('node-1', T0);
+    facts.podCreated('web-0', UID, T0);
+    await sut.onApplicationBootstrap();
+    await sut.idle();
+    facts.podScheduled('web-0', UID, 'node-1', T0);
+    facts.podAssigned('web-0', UID, 'node-1', T0);
+    await sut.idle();
+    const before = await passes();
+
+    facts.podStatus('web-0', UID, 'node-1', T0 + 1000, 'Running');
+    facts.heartbeat('node-1', T0 + 1000);
+    await sut.idle();
+    assert.equal(await passes(), before, 'nothing a pass decides changed');
+
+    facts.podStatus('web-0', UID, 'node-1', T0 + 2000, 'Succeeded');
+    await sut.idle();
+    assert.equal(await passes(), before + 1, 'a finished pod frees its room on the node');
   });
 
   it('records NodeNotReady from a resync pass once heartbeats stop, and NodeReady when one arrives', async () => {

@@ -62,9 +62,18 @@ export class SchedulerCache {
     });
   }
 
+  /** Hears every message folded in, after the fold (what the scheduler decides to run a pass on). */
+  private readonly folded = new Set<(envelope: AnyEnvelope) => void>();
+
+  onFolded(listener: (envelope: AnyEnvelope) => void): void {
+    this.folded.add(listener);
+  }
+
   /** A fact from the pods stream: status reports say when a node let a pod go, mirrors take room on their node. */
   applyPod(e: AnyEnvelope, delivery: Delivery): void {
+    const before = this.pods.latestResourceVersion;
     this.pods.apply(e, delivery);
+    if (this.pods.latestResourceVersion > before) for (const listener of this.folded) listener(e);
   }
 
   /** A skipped (invalid) message of the pods stream still counts for its subject's sequence. */
@@ -73,7 +82,9 @@ export class SchedulerCache {
   }
 
   applyNode(e: AnyEnvelope, delivery: Delivery): void {
+    const before = this.nodes.latestResourceVersion;
     this.nodes.apply(e, delivery);
+    if (this.nodes.latestResourceVersion > before) for (const listener of this.folded) listener(e);
   }
 
   /** The live pods by the node they are bound to. */

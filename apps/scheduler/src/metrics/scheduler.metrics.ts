@@ -27,6 +27,11 @@ export const schedulerMetrics = {
     labelNames: ['phase'],
     registers: [metricsRegistry],
   }),
+  passes: new Counter({
+    name: 'jetlet_scheduler_passes_total',
+    help: 'Scheduling passes run: each compares every pod with the nodes and the node work sent; changes during one fold into one pass after it',
+    registers: [metricsRegistry],
+  }),
   pendingPods: new Gauge({
     name: 'scheduler_pending_pods',
     help: 'Number of pending pods, by the queue type. active means pods to be tried at the next pass; unschedulable means pods that fit no node at the last try.',

@@ -31,6 +31,11 @@ export class NodeLifecycleService {
    * it. Everything follows from heartbeat times in the log, so a restarted scheduler decides
    * the same.
    */
+  /** Whether the node was Ready at the last step: a heartbeat of such a node changes no decision. */
+  wasReady(name: string): boolean {
+    return this.readiness.get(name) === true;
+  }
+
   async monitorNodes(now: number): Promise<void> {
     const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
     let podsByNode: Map<string, PodRecord[]> | undefined;
