@@ -42,6 +42,45 @@ describe('BindWindow', () => {
     assert.equal(running, 0);
   });
 
+  it('hands freed slots to waiting callers in order, and drains only once the last settles', async () => {
+    const sut = new BindWindow(1);
+    const gates = [gate(), gate(), gate()];
+    const started: number[] = [];
+    const runs = gates.map((g, i) =>
+      sut.run(() => {
+        started.push(i);
+        return g.task();
+      }, unexpected),
+    );
+    let drained = false;
+    const draining = Promise.all(runs).then(() => sut.drain().then(() => (drained = true)));
+    for (const [i, g] of gates.entries()) {
+      await Promise.resolve();
+      assert.deepEqual(
+        started,
+        gates.slice(0, i + 1).map((_, k) => k),
+      );
+      g.open();
+      await runs[Math.min(i + 1, runs.length - 1)];
+    }
+    await draining;
+    assert.equal(drained, true);
+  });
+
+  it('frees the slot of a task that throws before it returns a promise', async () => {
+    const sut = new BindWindow(1);
+    const errors: string[] = [];
+    await sut.run(
+      () => {
+        throw new Error('at once');
+      },
+      (error) => errors.push((error as Error).message),
+    );
+    await sut.run(() => Promise.resolve(), unexpected);
+    await sut.drain();
+    assert.deepEqual(errors, ['at once']);
+  });
+
   it("hands a task's failure to its own handler and keeps going", async () => {
     const sut = new BindWindow(4);
     const failing = gate();
