@@ -196,6 +196,8 @@ interface Backlog {
   bindMeanMs: number;
   passes: number;
   cpuMsPerBind: number;
+  /** CPU ms per pod bound from the first binding on, by process: where a binding's cost goes across the cluster. */
+  cpuMsPerBindBy: Record<string, number>;
 }
 
 /**
@@ -203,7 +205,15 @@ interface Backlog {
  * running scheduler is stopped, `pods` pods are created (they stay Pending), and a fresh
  * scheduler starts on that backlog; pods bound per second from its first PodScheduled to its last.
  */
-async function backlog(cluster: Cluster, nc: NatsConnection, namespace: string, pods: number, env: Record<string, string>): Promise<Backlog> {
+async function backlog(
+  cluster: Cluster,
+  nc: NatsConnection,
+  namespace: string,
+  pods: number,
+  env: Record<string, string>,
+  hollow: ManagedProcess[],
+  pauseNodes: boolean,
+): Promise<Backlog> {
   await cluster.scheduler.stop();
   await cluster.ensureNamespace(namespace);
   let next = 0;
@@ -224,6 +234,13 @@ async function backlog(cluster: Cluster, nc: NatsConnection, namespace: string, 
   let lastBoundAt = 0;
   let pid = 0;
   let cpuAtFirstBind = Number.NaN;
+  // Everything else a binding costs: the API's projection, the nodes acting on it, the server.
+  const others: Array<[string, number]> = [
+    ['API', cluster.api.child.pid ?? 0],
+    ['NATS', cluster.nats.pid ?? 0],
+    ...hollow.map((h): [string, number] => ['hollow nodes', h.child.pid ?? 0]),
+  ];
+  let othersAtFirstBind: number[] = [];
   const sub = nc.subscribe(`jetlet.pods.${namespace}.>`, {
     callback: (error, msg) => {
       if (error || msg.json<{ type: string }>().type !== 'PodScheduled') return;
@@ -232,16 +249,32 @@ async function backlog(cluster: Cluster, nc: NatsConnection, namespace: string, 
       if (firstBoundAt === 0) {
         firstBoundAt = lastBoundAt;
         if (pid > 0) cpuAtFirstBind = cpuSeconds(pid);
+        othersAtFirstBind = others.map(([, p]) => cpuSeconds(p));
       }
     },
   });
   await nc.flush();
+  // scheduler_perf's setting: node objects and no kubelets. The agents stop acting on what is
+  // bound (SIGSTOP) and resume afterwards; their silence is not a NotReady, by a long grace.
+  if (pauseNodes) for (const h of hollow) h.child.kill('SIGSTOP');
   const spawnedAt = performance.now();
-  const scheduler = await cluster.startExtraScheduler(env, 120_000);
-  pid = scheduler.child.pid ?? 0;
-  const url = await metricsUrl(scheduler);
-  await waitFor(`${created} backlog pods bound`, () => bound >= created, workTimeoutMs(created, 20), 200).catch(() => undefined);
-  const cpu = cpuSeconds(pid);
+  let cpu: number;
+  let othersCpu: number[];
+  let url: string;
+  try {
+    const schedulerEnv = pauseNodes ? { ...env, NODE_GRACE_SECONDS: '3600' } : env;
+    const scheduler = await cluster.startExtraScheduler(schedulerEnv, 120_000, (spawned) => (pid = spawned.child.pid ?? 0));
+    url = await metricsUrl(scheduler);
+    await waitFor(`${created} backlog pods bound`, () => bound >= created, workTimeoutMs(created, 20), 200).catch(() => undefined);
+    cpu = cpuSeconds(pid);
+    othersCpu = others.map(([, p]) => cpuSeconds(p));
+  } finally {
+    if (pauseNodes) for (const h of hollow) h.child.kill('SIGCONT');
+  }
+  const cpuMsPerBindBy: Record<string, number> = {};
+  for (const [i, [name]] of others.entries()) {
+    cpuMsPerBindBy[name] = (cpuMsPerBindBy[name] ?? 0) + (((othersCpu[i] ?? 0) - (othersAtFirstBind[i] ?? Number.NaN)) * 1000) / Math.max(1, bound - 1);
+  }
   const metrics = await scrape(url);
   sub.unsubscribe();
   const phase = (name: string): number => sumMetric(metrics, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name);
@@ -258,6 +291,7 @@ async function backlog(cluster: Cluster, nc: NatsConnection, namespace: string, 
     passes: sumMetric(metrics, 'jetlet_scheduler_passes_total', () => true),
     // From its first binding on (start-up and catching up left out); NaN when the first came before its pid was known.
     cpuMsPerBind: ((cpu - cpuAtFirstBind) * 1000) / Math.max(1, bound - 1),
+    cpuMsPerBindBy,
   };
 }
 
@@ -327,9 +361,9 @@ async function scale(): Promise<Throughput> {
   // The serial baseline gets a cluster of its own: a second scheduler started beside a loaded
   // one can spend minutes catching up with the pods stream on a busy machine.
   let serialBacklog: Backlog | undefined;
-  const serial = await withHollowCluster(NODES, SERIAL, async (cluster, nc) => {
+  const serial = await withHollowCluster(NODES, SERIAL, async (cluster, nc, procs) => {
     const run = await throughput(cluster, nc, cluster.scheduler, 'sched-serial', SERIAL_PODS, NODES);
-    serialBacklog = await backlog(cluster, nc, 'backlog-serial', SERIAL_PODS, SERIAL).catch((error: unknown) => {
+    serialBacklog = await backlog(cluster, nc, 'backlog-serial', SERIAL_PODS, SERIAL, procs, true).catch((error: unknown) => {
       console.error(`serial backlog failed: ${(error as Error).message}`);
       return undefined;
     });
@@ -377,25 +411,27 @@ async function scale(): Promise<Throughput> {
         ],
       );
     }
-    const queued = await backlog(cluster, nc, 'backlog', BACKLOG_PODS, {});
+    const queued = await backlog(cluster, nc, 'backlog', BACKLOG_PODS, {}, procs, true);
+    const live = await backlog(cluster, nc, 'backlog-live', BACKLOG_PODS, {}, procs, false);
     const b = serialBacklog;
+    const rows = (name: string, value: (r: Backlog) => string | number): (string | number)[] => [name, value(queued), value(live), b ? value(b) : '-'];
+    const clusterCpu = (r: Backlog): number => r.cpuMsPerBind + Object.values(r.cpuMsPerBindBy).reduce((a, v) => a + v, 0);
     printTable(
-      `scheduler alone over a backlog: ${NODES} hollow nodes; the scheduler is stopped, ${queued.created} pods are created, and a fresh scheduler binds them (baseline: the serial scheduler over ${b?.created ?? 0} pods, same run)`,
-      ['jetlet', 'serial', 'target'],
+      `scheduler alone over a backlog: ${NODES} hollow nodes; the scheduler is stopped, ${queued.created} pods are created, and a fresh scheduler binds them. ` +
+        `Agents paused: as scheduler_perf measures, node objects with no kubelet acting on the bindings. Agents live: every node runs what it is given meanwhile, on the same 2 cores. ` +
+        `Baseline: the serial scheduler over ${b?.created ?? 0} pods, agents paused, same run`,
+      ['agents paused', 'agents live', 'serial', 'target'],
       [
-        [
-          'pods bound per second, first to last PodScheduled',
-          fmt(queued.boundPerSecond, 0),
-          fmt(b?.boundPerSecond, 0),
-          `1000 (kube-scheduler floor ${KUBE_SCHEDULER_FLOOR})`,
-        ],
-        ['pods bound / created', `${queued.bound}/${queued.created}`, b ? `${b.bound}/${b.created}` : '-', '-'],
-        ['scheduler spawned to first PodScheduled, s', fmt(queued.firstBindSeconds, 2), fmt(b?.firstBindSeconds, 2), '-'],
-        ['scheduler CPU over its life (% of one core)', fmt(queued.cpuPercent, 0), fmt(b?.cpuPercent, 0), '-'],
-        ['filter/score, ms per pod bound', fmt(queued.filterScoreMsPerPod, 3), fmt(b?.filterScoreMsPerPod, 3), '-'],
-        ['bind: PodScheduled sent to PodAssigned stored, mean ms', fmt(queued.bindMeanMs, 1), fmt(b?.bindMeanMs, 1), '-'],
-        ['scheduler CPU ms per pod bound, first binding on', fmt(queued.cpuMsPerBind, 2), fmt(b?.cpuMsPerBind, 2), '-'],
-        ['scheduling passes', queued.passes, b?.passes ?? '-', '-'],
+        [...rows('pods bound per second, first to last PodScheduled', (r) => fmt(r.boundPerSecond, 0)), `1000 (kube-scheduler floor ${KUBE_SCHEDULER_FLOOR})`],
+        [...rows('pods bound / created', (r) => `${r.bound}/${r.created}`), '-'],
+        [...rows('scheduler spawned to first PodScheduled, s', (r) => fmt(r.firstBindSeconds, 2)), '-'],
+        [...rows('scheduler CPU over its life (% of one core)', (r) => fmt(r.cpuPercent, 0)), '-'],
+        [...rows('filter/score, ms per pod bound', (r) => fmt(r.filterScoreMsPerPod, 3)), '-'],
+        [...rows('bind: PodScheduled sent to PodAssigned stored, mean ms', (r) => fmt(r.bindMeanMs, 1)), '-'],
+        [...rows('scheduling passes', (r) => r.passes), '-'],
+        [...rows('scheduler CPU ms per pod bound, first binding on', (r) => fmt(r.cpuMsPerBind, 2)), '-'],
+        ...['API', 'hollow nodes', 'NATS'].map((name) => [...rows(`  ${name} CPU ms per pod bound, same window`, (r) => fmt(r.cpuMsPerBindBy[name], 2)), '-']),
+        [...rows('whole cluster CPU ms per pod bound', (r) => fmt(clusterCpu(r), 2)), '< 2 for 1,000/s on 2 cores'],
       ],
     );
     printTable(
@@ -517,7 +553,7 @@ const part = async <T>(name: string, run: () => Promise<T>): Promise<T | undefin
     return await run();
   } catch (error) {
     failures++;
-    console.error(`${name} failed: ${(error as Error).stack ?? String(error)}`);
+    console.error(`${name} failed: ${(error as Error).stack ?? String(error)}`, (error as Error).cause ?? '');
     return undefined;
   }
 };

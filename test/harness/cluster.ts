@@ -156,8 +156,8 @@ export class Cluster {
     return `apiVersion: v1\nkind: Config\nclusters: [{name: jetlet, cluster: {server: "${this.apiUrl}"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: jetlet, context: {cluster: jetlet, user: u}}]\ncurrent-context: jetlet\n`;
   }
 
-  /** Starts one more scheduler against the same NATS (stopped with the cluster). */
-  async startExtraScheduler(env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ManagedProcess> {
+  /** Starts one more scheduler against the same NATS (stopped with the cluster); `onSpawned` hears of its process before it is up. */
+  async startExtraScheduler(env: Record<string, string> = {}, timeoutMs = 30_000, onSpawned?: (scheduler: ManagedProcess) => void): Promise<ManagedProcess> {
     const scheduler = startApp('scheduler', `scheduler ${this.extraSchedulers.length + 2}`, {
       NATS_URL: this.nats.url,
       METRICS_PORT: '0',
@@ -166,6 +166,7 @@ export class Cluster {
       ...env,
     });
     this.extraSchedulers.push(scheduler);
+    onSpawned?.(scheduler);
     await scheduler.waitForLine(/scheduler running/, timeoutMs);
     return scheduler;
   }

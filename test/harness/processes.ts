@@ -104,6 +104,11 @@ export class NatsServer {
     private readonly options: NatsServerOptions,
   ) {}
 
+  /** The server's process id (a bench reads its CPU time). */
+  get pid(): number | undefined {
+    return this.process.child.pid;
+  }
+
   /** The directory of `jetctl nats-config`'s files when the server runs secured (authorization from its auth.conf). */
   get authDir(): string | undefined {
     return this.options.authDir;
