@@ -173,6 +173,32 @@ describe('acceptedPod', () => {
     assert.ok(checked > 100, `accepted manifests checked: ${checked}`);
   });
 
+  it('stores validly whatever it accepts with a number JSON cannot write (1e400 parses as Infinity, YAML has .inf)', () => {
+    /** Paths of the numbers in a value. */
+    const numbers = (value: unknown, path: (string | number)[] = []): (string | number)[][] =>
+      typeof value === 'number'
+        ? [path]
+        : typeof value === 'object' && value !== null
+          ? Object.entries(value).flatMap(([k, v]) => numbers(v, [...path, Array.isArray(value) ? Number(k) : k]))
+          : [];
+    let replaced = 0;
+    fc.assert(
+      fc.property(manifest, fc.nat(), fc.constantFrom(Infinity, -Infinity, NaN), (body, pick, odd) => {
+        const paths = numbers(body);
+        fc.pre(paths.length > 0);
+        const path = paths[pick % paths.length];
+        let node = body as unknown as Record<string | number, unknown>;
+        for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
+        node[path[path.length - 1]] = odd;
+        replaced++;
+        const m = validated(body);
+        if (m !== undefined) readBack(stored(m));
+      }),
+      { numRuns: 200 },
+    );
+    assert.ok(replaced > 100, `manifests with a number replaced: ${replaced}`);
+  });
+
   it('leaves a pod whose own manager is one past the limit to the full check, which refuses it', () => {
     const m = validated({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'busy' }, spec: { containers: [{ name: 'main', image: 'busybox' }] } });
     assert.ok(m);
