@@ -4,7 +4,7 @@ import { connect } from '@nats-io/transport-node';
 import type { Pod } from '#contracts';
 import { Cluster } from '../test/harness/cluster.js';
 import { waitFor } from '../test/harness/processes.js';
-import { fmt, printTable, rssKiB, summary } from './bench-util.js';
+import { cpuSeconds, fmt, printTable, rssKiB, summary } from './bench-util.js';
 
 /** Sizes; the environment may lower them for a quick run. */
 const PODS = Number(process.env.BENCH_API_PODS ?? 10_000);
@@ -107,6 +107,7 @@ async function main(): Promise<void> {
   const pid = cluster.api.child.pid ?? 0;
   try {
     const rssBefore = rssKiB(pid);
+    const cpuBefore = cpuSeconds(pid);
     const fillStart = performance.now();
     const creates = await timed(PODS, IN_FLIGHT, (i) =>
       expect(
@@ -120,6 +121,8 @@ async function main(): Promise<void> {
       ),
     );
     const fillSeconds = (performance.now() - fillStart) / 1000;
+    // The API's own CPU per create: unlike the rate, it hardly moves with what else the machine runs.
+    const cpuMsPerCreate = ((cpuSeconds(pid) - cpuBefore) * 1000) / PODS;
     const rssAt = rssKiB(pid);
     // The stored size of one create: the baseline publishes as many bytes.
     const stored = await fetch(`${url}/api/v1/namespaces/${NS}/pods/bench-0`).then((r) => r.text());
@@ -189,6 +192,7 @@ async function main(): Promise<void> {
       ['API', 'JetStream', 'target'],
       [
         ['per second', rate(creates, fillSeconds), rate(bare.samples, bare.seconds), '2000 (API)'],
+        ['API CPU ms per create', fmt(cpuMsPerCreate, 2), '-', '-'],
         ['p50 ms', fmt(summary(creates).p50, 1), fmt(summary(bare.samples).p50, 1), '-'],
         ['p99 ms', fmt(summary(creates).p99, 1), fmt(summary(bare.samples).p99, 1), '100 (API)'],
       ],

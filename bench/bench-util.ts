@@ -98,6 +98,17 @@ export async function removeNodeContainers(docker: Docker, node: string): Promis
   return containers.length;
 }
 
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on Linux). */
+const CLK_TCK = 100;
+
+/** CPU time a process has used, utime + stime, in seconds (/proc/<pid>/stat fields 14 and 15). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces; the fields after its closing parenthesis start at field 3.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
 /** Resident set size of a process, in KiB (VmRSS from /proc/<pid>/status). */
 export function rssKiB(pid: number): number {
   const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

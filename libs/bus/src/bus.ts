@@ -94,6 +94,15 @@ export interface PublishOptions {
   expectedLastSubjectSequence?: number;
   /** When the fact happened, if not now (a buffered publish keeps the time it was made). */
   time?: string;
+  /**
+   * The writer built `data` itself from contract objects it had validated, by code whose every
+   * output a spec reads back through the contract classes (the API's accepted pod: see
+   * `acceptedPod`). The bus then still encodes it, checks its size and its subject's node, but
+   * does not run the classes over it a second time. Never for data that came from outside the
+   * process as it is (a request body, another component's message, an operator's file): that
+   * goes through the full check.
+   */
+  prevalidated?: boolean;
 }
 
 export interface Published<T extends MessageType> {
@@ -382,7 +391,7 @@ export class Bus {
       ...(options.causationId ? { causationId: options.causationId } : {}),
       data,
     };
-    return this.publishEnvelope(subject, envelope, options.expectedLastSubjectSequence);
+    return this.publishEnvelope(subject, envelope, options.expectedLastSubjectSequence, options.prevalidated);
   }
 
   /** The largest envelope, in bytes, a publish accepts: the server's max_payload less room for headers. */
@@ -393,9 +402,11 @@ export class Bus {
   /**
    * Encodes an envelope exactly as it will be stored, and reads it back as every consumer
    * does (the same classes, the subject's node check): what a reader would reject never
-   * enters the log. Throws ContractValidationError or MessageTooLargeError.
+   * enters the log. With `prevalidated` (see PublishOptions) the classes are not run again:
+   * its writer built it from data it had validated. Throws ContractValidationError or
+   * MessageTooLargeError.
    */
-  encode(subject: string, envelope: Envelope): Uint8Array {
+  encode(subject: string, envelope: Envelope, prevalidated = false): Uint8Array {
     let json: string;
     try {
       json = JSON.stringify(envelope);
@@ -406,6 +417,12 @@ export class Bus {
     }
     const bytes = new TextEncoder().encode(json);
     if (bytes.length > this.maxMessageBytes) throw new MessageTooLargeError(subject, bytes.length, this.maxMessageBytes);
+    if (prevalidated) {
+      const mismatch = subjectNodeMismatch(subject, envelope);
+      if (mismatch) throw new ContractValidationError(envelope.type, [{ field: 'data.nodeName', reason: 'FieldValueForbidden', message: mismatch }]);
+      rememberVerified(json, null);
+      return bytes;
+    }
     const parsed = decodeEnvelope(bytes);
     const mismatch = subjectNodeMismatch(subject, parsed);
     if (mismatch) throw new ContractValidationError(parsed.type, [{ field: 'data.nodeName', reason: 'FieldValueForbidden', message: mismatch }]);
@@ -413,8 +430,13 @@ export class Bus {
     return bytes;
   }
 
-  private async publishEnvelope<T extends MessageType>(subject: string, envelope: Envelope<T>, expectedLastSubjectSequence?: number): Promise<Published<T>> {
-    const bytes = this.encode(subject, envelope);
+  private async publishEnvelope<T extends MessageType>(
+    subject: string,
+    envelope: Envelope<T>,
+    expectedLastSubjectSequence?: number,
+    prevalidated = false,
+  ): Promise<Published<T>> {
+    const bytes = this.encode(subject, envelope, prevalidated);
     // A write while the connection is down would only sit in the client's buffer until the
     // timeout: say at once that the bus is not there.
     if (!this.connected) throw new BusUnavailableError(`NATS is unreachable (since ${new Date(this.disconnectedSinceMs ?? Date.now()).toISOString()})`);

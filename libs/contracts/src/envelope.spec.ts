@@ -133,7 +133,21 @@ const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
   ConfigMapDeleted: { uid: UID },
   SecretWritten: { namespace: 'default', name: 's', uid: UID, creationTimestamp: TIME, type: 'Opaque', data: { password: 'c2VjcmV0' } },
   SecretDeleted: { uid: UID },
-  RequestAudited: { user: 'alice', userUid: '1001', groups: ['developers', 'system:authenticated'], verb: 'delete', apiGroup: '', resource: 'pods', subresource: '', namespace: 'default', name: 'web', objectUid: UID, requestURI: '/api/v1/namespaces/default/pods/web', code: 200, dryRun: false },
+  RequestAudited: {
+    user: 'alice',
+    userUid: '1001',
+    groups: ['developers', 'system:authenticated'],
+    verb: 'delete',
+    apiGroup: '',
+    resource: 'pods',
+    subresource: '',
+    namespace: 'default',
+    name: 'web',
+    objectUid: UID,
+    requestURI: '/api/v1/namespaces/default/pods/web',
+    code: 200,
+    dryRun: false,
+  },
 };
 
 function envelopeOf(type: string, data: unknown, version = 1): Record<string, unknown> {
@@ -206,6 +220,22 @@ describe('reusing envelopes validated at publish', () => {
     assert.equal(first, validated);
     assert.notEqual(second, validated);
     assert.deepEqual(second, validated);
+  });
+
+  it('gives the first reader of an envelope its writer validated the parsed text, once, then validates it as any other', (t) => {
+    t.after(() => reuseVerifiedEnvelopes(0));
+    reuseVerifiedEnvelopes(2);
+    const envelope = envelopeOf('PodScheduled', PAYLOADS.PodScheduled, 1);
+    const json = JSON.stringify(envelope);
+    rememberVerified(json, null);
+
+    const first = decodeEnvelope(new TextEncoder().encode(json));
+    const second = decodeEnvelope(new TextEncoder().encode(json));
+
+    assert.deepEqual(first, JSON.parse(json));
+    assert.equal(Object.getPrototypeOf(first), Object.prototype);
+    assert.notEqual(Object.getPrototypeOf(second), Object.prototype);
+    assert.deepEqual(JSON.parse(JSON.stringify(second)), envelope);
   });
 
   it('never lets a remembered envelope stand for other bytes, and keeps no more than its capacity', (t) => {

@@ -102,9 +102,11 @@ export function parseEnvelope(plain: unknown): AnyEnvelope {
  * Envelopes this process has just validated for a publish, by their exact JSON text. A
  * process that reads its own writes back (the API's projection, the scheduler's bindings)
  * gets each one once from here for the very same bytes instead of validating them a second
- * time. Off (capacity 0) unless a process turns it on; the oldest go first.
+ * time. Off (capacity 0) unless a process turns it on; the oldest go first. `null` stands for
+ * an envelope its writer built from data it had validated itself (see the bus's
+ * `prevalidated`): the reader then only parses the text.
  */
-const verified = { capacity: 0, byText: new Map<string, AnyEnvelope>() };
+const verified = { capacity: 0, byText: new Map<string, AnyEnvelope | null>() };
 const utf8 = new TextDecoder();
 
 /** Keeps up to `capacity` envelopes validated at publish for their first reader (0 turns it off). */
@@ -113,8 +115,11 @@ export function reuseVerifiedEnvelopes(capacity: number): void {
   verified.byText.clear();
 }
 
-/** Records that `json` was validated as `envelope` (the publish side's check); a no-op while reuse is off. */
-export function rememberVerified(json: string, envelope: AnyEnvelope): void {
+/**
+ * Records that `json` was validated as `envelope` (the publish side's check), or, with `null`,
+ * that its writer validated what it was built from; a no-op while reuse is off.
+ */
+export function rememberVerified(json: string, envelope: AnyEnvelope | null): void {
   if (verified.capacity === 0) return;
   verified.byText.set(json, envelope);
   if (verified.byText.size > verified.capacity) verified.byText.delete(verified.byText.keys().next().value as string);
@@ -125,9 +130,9 @@ export function decodeEnvelope(bytes: Uint8Array): AnyEnvelope {
   const text = utf8.decode(bytes);
   if (verified.byText.size > 0) {
     const known = verified.byText.get(text);
-    if (known) {
+    if (known !== undefined) {
       verified.byText.delete(text);
-      return known;
+      return known ?? (JSON.parse(text) as AnyEnvelope);
     }
   }
   let plain: unknown;

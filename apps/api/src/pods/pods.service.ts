@@ -32,12 +32,10 @@ import { decodeFields } from '../errors/field-validation.context.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import type { FieldManagement } from '../options/field-manager.js';
 import { ProjectionService } from '../projection/projection.service.js';
+import { acceptedPod, createdManagers, EMPTY_POD, validByConstruction, withManagedFields } from './accepted-pod.js';
 
 /** How many times a write re-reads and decides again after losing a concurrency race. */
 const CONFLICT_RETRIES = 5;
-
-/** A pod as an empty Pod decodes in Kubernetes: what a create's fields are compared with. */
-const EMPTY_POD = { metadata: {}, spec: { containers: null }, status: {} };
 
 /** The manager of writes whose request named none (jetctl, curl). */
 const DEFAULT_MANAGEMENT: FieldManagement = { manager: 'unknown', force: false };
@@ -186,23 +184,8 @@ export class PodsService {
       const previous = this.projection.pods.record(namespace, name);
       if (previous && !previous.removed) throw KubeStatusException.alreadyExists('pods', name);
       const uid = randomUUID();
-      const { status: _ignored, ...accepted } = applyPodDefaults(manifest);
-      // Fields the server owns are never taken from the client, as in Kubernetes.
-      const { resourceVersion: _rv, deletionTimestamp: _dt, deletionGracePeriodSeconds: _dg, generation: _g, ...clientMeta } = manifest.metadata;
-      const pod: PodManifest = {
-        ...accepted,
-        metadata: {
-          ...clientMeta,
-          namespace,
-          uid,
-          creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-          generation: 1,
-        },
-      };
-      const managers = applied ?? this.createdManagers(body, pod, management);
-      const managedFields = encodeManagedFields(managers);
-      if (managedFields) pod.metadata.managedFields = managedFields;
-      else delete pod.metadata.managedFields;
+      const pod = acceptedPod(manifest, { namespace, uid, creationTimestamp: nowSeconds() });
+      withManagedFields(pod, applied ?? createdManagers(pod, requestedManagers(body) ?? new Map<string, never>(), management.manager, nowSeconds()));
       if (dryRun) {
         const view = podView({ namespace, name, uid, manifest: pod, subjectSeq: 0, resourceVersion: 0, removed: false });
         const { resourceVersion: _none, ...metadata } = view.metadata;
@@ -216,6 +199,8 @@ export class PodsService {
           {
             correlationId: uid,
             expectedLastSubjectSequence: await this.expectedForCreate(namespace, name),
+            // Built here from the manifest validated above: see validByConstruction.
+            prevalidated: validByConstruction(pod),
           },
         );
         // Debug only: every create is recorded by its RequestAudited fact, and a line each at thousands a second cost a fiftieth of the API's CPU.
@@ -227,20 +212,6 @@ export class PodsService {
       }
     }
     throw new KubeStatusException(409, 'Conflict', `pods "${name}": too many concurrent writes, try again`);
-  }
-
-  /** A create's managers: what the request brought, plus the creator owning every field it set (defaults included). */
-  private createdManagers(body: unknown, pod: PodManifest, management: FieldManagement): Managers {
-    const { status: _status, ...created } = podView({
-      namespace: pod.metadata.namespace ?? '',
-      name: pod.metadata.name,
-      uid: pod.metadata.uid ?? '',
-      manifest: pod,
-      subjectSeq: 0,
-      resourceVersion: 0,
-      removed: false,
-    });
-    return updateManagedFields(EMPTY_POD, created, POD_APPLY_SCHEMA, requestedManagers(body) ?? new Map<string, never>(), management.manager, nowSeconds());
   }
 
   /**

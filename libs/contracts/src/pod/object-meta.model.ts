@@ -5,6 +5,9 @@ import { IsAnnotationMap, IsDns1123Label, IsDns1123Subdomain, IsLabelMap } from 
 
 export { DNS1123_LABEL, DNS1123_SUBDOMAIN } from '../names.js';
 
+/** The most managers an object's `managedFields` may list. */
+export const MAX_MANAGED_FIELDS = 100;
+
 /**
  * Which fields one manager owns (Kubernetes' ManagedFieldsEntry): written by the API on every
  * create, update and server-side apply.
@@ -101,7 +104,7 @@ export class ObjectMeta {
   /** Who owns which fields, for server-side apply; maintained by the API. */
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(100)
+  @ArrayMaxSize(MAX_MANAGED_FIELDS)
   @ValidateNested({ each: true })
   @Type(() => ManagedFieldsEntry)
   managedFields?: ManagedFieldsEntry[];
