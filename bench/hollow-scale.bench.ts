@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Pod } from '#contracts';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { HOLLOW_READY, readyHollowNodes, spawnHollow } from '../test/harness/hollow.js';
 import { sleep, waitFor, type ManagedProcess } from '../test/harness/processes.js';
-import { fmt, printTable, rssKiB, scrape, sumMetric, summary, workTimeoutMs } from './bench-util.js';
+import { cpuSeconds, fmt, printTable, rssKiB, scrape, sumMetric, summary, workTimeoutMs } from './bench-util.js';
 
 /** Sizes; the environment may lower them for a quick run. */
 const NODES = Number(process.env.BENCH_HOLLOW_NODES ?? 1000);
@@ -25,16 +24,8 @@ const IN_FLIGHT = 50;
 /** Creation stops here; the bench then reports what it got. */
 const SCHED_DEADLINE_MS = 240_000;
 const KUBE_SCHEDULER_FLOOR = 680; // pods/s, scheduler_perf's floor for 5,000 nodes
-const CLK_TCK = 100;
 const GRACE = 5;
 const SERIAL = { BINDS_IN_FLIGHT: '1', PERCENTAGE_OF_NODES_TO_SCORE: '100' };
-
-/** utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
 
 /** Messages appended to every stream (sum of last sequences): counts what limits have already discarded too. */
 async function appended(nc: NatsConnection): Promise<number> {

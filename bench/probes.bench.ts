@@ -1,9 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import type { Pod } from '#contracts';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { sleep, waitFor } from '../test/harness/processes.js';
-import { fmt, printTable, rssKiB, scrape, sumMetric, workTimeoutMs } from './bench-util.js';
+import { cpuSeconds, fmt, printTable, rssKiB, scrape, sumMetric, workTimeoutMs } from './bench-util.js';
 
 const PODS = 110;
 const NS = 'bench';
@@ -14,15 +12,7 @@ const PORT = 8080;
 const PATH = '/healthz';
 /** busybox httpd serves files from -h; /healthz must exist or it answers 404. */
 const SERVE = `mkdir -p /www && echo ok > /www${PATH} && exec httpd -f -p ${PORT} -h /www`;
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
-/** utime + stime of a process, in seconds (fields 14 and 15 of /proc/<pid>/stat). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The command name (field 2) may hold spaces; the fields after its closing parenthesis start at field 3.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
 
 interface Window {
   seconds: number;
