@@ -53,6 +53,8 @@ async function bootstrap(): Promise<void> {
       // The shared connection is drained last, once no agent publishes on it.
       await connection?.close().catch((error: unknown) => logger.error(`closing the NATS connection failed: ${String(error)}`, 'Hollow'));
       await Promise.all(configs.map(({ config }) => rm(config.AGENT_ROOT_DIR, { recursive: true, force: true })));
+      // A scraper's kept-alive connection would hold the close open: end them with it.
+      metricsServer?.closeAllConnections();
       await new Promise((resolve) => (metricsServer ? metricsServer.close(resolve) : resolve(undefined)));
     })());
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
