@@ -6,11 +6,16 @@ import { fmt, printTable, rssKiB, workTimeoutMs } from './bench-util.js';
 
 /**
  * What one hollow node costs its process: resident memory per node and steady-state CPU, for
- * the process as it was (one NATS connection and one Nest module per folder for every agent,
- * Node's default heap) beside the process as it is launched now (one shared connection, each
- * agent's modules packed into one, HOLLOW_NODE_FLAGS), at each size of
- * BENCH_HOLLOW_SIZES, in one run against one cluster. The targets are kubemark's scale: at
- * least 1,000 hollow nodes per core and at most 200 KiB each.
+ * the process as it was beside the process as it is launched now, at each size of
+ * BENCH_HOLLOW_SIZES, in one run against one cluster. BENCH_HOLLOW_SHAPES picks the shapes
+ * (default `before,now`):
+ * - `first`: a NATS connection, a Nest module per folder and a metrics registry for every
+ *   agent, Nest's bootstrap state kept, Node's default heap;
+ * - `before`: one shared connection and each agent's modules packed, HOLLOW_NODE_FLAGS, but a
+ *   metrics registry per agent and Nest's bootstrap state kept;
+ * - `now`: as launched (metric families shared by the process, labelled by node; Nest's
+ *   bootstrap state released once each agent runs).
+ * The targets are kubemark's scale: at least 1,000 hollow nodes per core and at most 200 KiB each.
  */
 const SIZES = (process.env.BENCH_HOLLOW_SIZES ?? '250,1000').split(',').filter(Boolean).map(Number);
 /** After every node is Ready: registrations, first statuses and the first resyncs settle. */
@@ -26,10 +31,28 @@ interface Shape {
   nodeFlags: string[];
 }
 
-const SHAPES: Shape[] = [
-  { name: 'before', env: { HOLLOW_CONNECTIONS: 'per-node', HOLLOW_MODULES: 'per-folder' }, nodeFlags: [] },
-  { name: 'now', env: { HOLLOW_CONNECTIONS: 'shared', HOLLOW_MODULES: 'packed' }, nodeFlags: HOLLOW_NODE_FLAGS },
+const ALL_SHAPES: Shape[] = [
+  {
+    name: 'first',
+    env: { HOLLOW_CONNECTIONS: 'per-node', HOLLOW_MODULES: 'per-folder', HOLLOW_METRICS: 'per-node', HOLLOW_BOOTSTRAP_STATE: 'kept' },
+    nodeFlags: [],
+  },
+  {
+    name: 'before',
+    env: { HOLLOW_CONNECTIONS: 'shared', HOLLOW_MODULES: 'packed', HOLLOW_METRICS: 'per-node', HOLLOW_BOOTSTRAP_STATE: 'kept' },
+    nodeFlags: HOLLOW_NODE_FLAGS,
+  },
+  {
+    name: 'now',
+    env: { HOLLOW_CONNECTIONS: 'shared', HOLLOW_MODULES: 'packed', HOLLOW_METRICS: 'shared', HOLLOW_BOOTSTRAP_STATE: 'released' },
+    nodeFlags: HOLLOW_NODE_FLAGS,
+  },
 ];
+const SHAPES = (process.env.BENCH_HOLLOW_SHAPES ?? 'before,now').split(',').map((name) => {
+  const shape = ALL_SHAPES.find((s) => s.name === name);
+  if (!shape) throw new Error(`BENCH_HOLLOW_SHAPES: no shape ${name} (${ALL_SHAPES.map((s) => s.name).join(', ')})`);
+  return shape;
+});
 
 interface Sample {
   shape: Shape;
@@ -88,7 +111,9 @@ async function measure(cluster: Cluster, shape: Shape, nodes: number): Promise<S
     await sleep(WINDOW_MS);
     const [c1, t1] = [cpuSeconds(pid), performance.now()];
     const sample = { shape, nodes, bootSeconds, rssMiB: rssKiB(pid) / 1024, cpuPercent: ((c1 - c0) / ((t1 - t0) / 1000)) * 100, sockets: sockets(pid) };
-    console.log(`${shape.name} ${nodes}: ${fmt(sample.rssMiB, 0)} MiB, ${fmt(sample.cpuPercent, 1)} % CPU, Ready after ${fmt(bootSeconds, 0)} s`);
+    console.log(
+      `${shape.name} ${nodes}: ${fmt(sample.rssMiB, 0)} MiB, ${fmt((sample.rssMiB * 1024) / nodes, 0)} KiB per node, ${fmt(sample.cpuPercent, 1)} % CPU, Ready after ${fmt(bootSeconds, 0)} s`,
+    );
     return sample;
   } finally {
     await proc.stop();
@@ -112,10 +137,17 @@ try {
   await cluster.stop();
 }
 
+/** A shape's settings, as the table's title gives them. */
+function describe(shape: Shape): string {
+  return [...Object.entries(shape.env).map(([k, v]) => `${k.replace('HOLLOW_', '').toLowerCase()} ${v}`), shape.nodeFlags.join(' ') || 'default heap'].join(
+    ', ',
+  );
+}
+
 const perNodeKiB = (s: Sample): number => (s.rssMiB * 1024) / s.nodes;
 const perCore = (s: Sample): number => s.nodes / (s.cpuPercent / 100);
 printTable(
-  `hollow nodes, one process each: before (a NATS connection and a module per folder for every agent, default heap) vs now (one shared connection, modules packed, ${HOLLOW_NODE_FLAGS.join(' ') || 'no node flags'}); heartbeats and resyncs every 10 s, RSS after ${SETTLE_MS / 1000} s settled, CPU over ${WINDOW_MS / 1000} s, same run`,
+  `hollow nodes, one process each, by shape (${SHAPES.map((s) => `${s.name}: ${describe(s)}`).join('; ')}); heartbeats and resyncs every 10 s, RSS after ${SETTLE_MS / 1000} s settled, CPU over ${WINDOW_MS / 1000} s, same run`,
   [...samples.map((s) => `${s.shape.name} ${s.nodes}`), 'target'],
   [
     ['hollow nodes in the process', ...samples.map((s) => s.nodes), '-'],

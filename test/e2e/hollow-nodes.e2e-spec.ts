@@ -15,7 +15,7 @@ import { AgentModule } from '../../apps/agent/src/agent.module.js';
 import { parsePrometheusText, type Exposition } from '../harness/prometheus.js';
 import { Cluster, uniqueName } from '../harness/cluster.js';
 import { HOLLOW_READY, spawnHollow } from '../harness/hollow.js';
-import { waitFor, type ManagedProcess } from '../harness/processes.js';
+import { freePort, waitFor, type ManagedProcess } from '../harness/processes.js';
 
 const NODES = 20;
 const PODS = 40;
@@ -34,6 +34,7 @@ const running = (pod: Pod): boolean =>
 describe('hollow nodes', () => {
   let cluster: Cluster;
   let sut: ManagedProcess;
+  let metricsUrl: string;
   const prefix = uniqueName('hollow');
   const names = Array.from({ length: NODES }, (_, i) => `${prefix}-${i}`);
 
@@ -45,7 +46,9 @@ describe('hollow nodes', () => {
 
   before(async () => {
     cluster = await Cluster.start();
-    sut = spawnHollow(cluster.nats.url, prefix, NODES, { HEARTBEAT_SECONDS: '1', RESYNC_SECONDS: '2' });
+    const metricsPort = await freePort();
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    sut = spawnHollow(cluster.nats.url, prefix, NODES, { HEARTBEAT_SECONDS: '1', RESYNC_SECONDS: '2', HOLLOW_METRICS_PORT: String(metricsPort) });
   });
 
   after(async () => {
@@ -96,6 +99,25 @@ describe('hollow nodes', () => {
     assert.deepEqual([...perNode.keys()].sort(), [...names].sort(), 'every node got a pod');
     assert.ok(Math.max(...perNode.values()) <= 4, `no node runs more than 4 pods: ${JSON.stringify(Object.fromEntries(perNode))}`);
     assert.equal(new Set(pods.map((p) => p.status.podIP)).size, PODS, 'pod IPs are unique');
+
+    // The process's /metrics holds every node's series, labelled by node: each counts its own pods.
+    await withLogs(
+      waitFor(
+        "each node's running pods in the process's metrics",
+        async () => {
+          const exposition = parsePrometheusText(await (await fetch(metricsUrl)).text());
+          return names.every((node) => exposition.value('kubelet_running_pods', { node }) === perNode.get(node));
+        },
+        30_000,
+        250,
+      ),
+    );
+    const exposition = parsePrometheusText(await (await fetch(metricsUrl)).text());
+    for (const node of names) {
+      assert.equal(exposition.value('jetlet_runtime_event_stream_connected', { node }), 1, `${node}'s PLEG watch is connected`);
+      assert.ok((exposition.value('kubelet_pod_start_duration_seconds_count', { node }) ?? 0) >= 1, `${node} recorded its pods' starts`);
+    }
+    assert.equal(exposition.types.get('kubelet_running_pods'), 'gauge');
 
     for (const pod of pods) await cluster.request('DELETE', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}`);
     await withLogs(waitFor(`${PODS} pods to leave the API`, async () => (await listPods()).length === 0, 60_000, 250));

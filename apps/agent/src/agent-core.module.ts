@@ -24,6 +24,9 @@ async function makeRootDir(config: AgentConfig): Promise<AgentConfig> {
   return config;
 }
 
+/** Where an agent's metrics live: a registry of its own, or the hollow process's, labelled by node. */
+export type AgentMetricsScope = 'own' | 'process';
+
 /**
  * What every part of one agent shares: its config, its container runtime, its metrics, the
  * PLEG's health (read by the node's conditions, the sync loop and /healthz) and the
@@ -32,16 +35,20 @@ async function makeRootDir(config: AgentConfig): Promise<AgentConfig> {
  */
 @Module({})
 export class AgentCoreModule {
-  /** `nodeIndex` picks a hollow node's block of fake pod IPs; a Docker node ignores it. */
-  static forConfig(config: AgentConfig, nodeIndex = 0): DynamicModule {
+  /**
+   * `nodeIndex` picks a hollow node's block of fake pod IPs; a Docker node ignores it.
+   * `metrics`: `own`, a registry of this agent's own; `process`, this node's series in the
+   * families a hollow process's agents share (`AgentMetrics.ofHollowNode`).
+   */
+  static forConfig(config: AgentConfig, nodeIndex = 0, metrics: AgentMetricsScope = 'own'): DynamicModule {
     return {
       module: AgentCoreModule,
       global: true,
       providers: [
         { provide: AGENT_CONFIG, useFactory: () => makeRootDir(config) },
         { provide: RUNTIME, useFactory: () => createRuntime(config, nodeIndex) },
-        // Per agent, not per process: hollow nodes run many agents side by side.
-        { provide: AgentMetrics, useFactory: () => new AgentMetrics() },
+        // Per agent: hollow nodes run many agents side by side, each with its own series.
+        { provide: AgentMetrics, useFactory: () => (metrics === 'process' ? AgentMetrics.ofHollowNode(config.NODE_NAME) : new AgentMetrics()) },
         { provide: PlegHealth, useFactory: (metrics: AgentMetrics) => new PlegHealth(metrics), inject: [AgentMetrics] },
         { provide: EVICTION_SIGNAL_READER, useFactory: () => new MachineSignalReader(config.AGENT_ROOT_DIR, config.IMAGEFS_PATH) },
       ],

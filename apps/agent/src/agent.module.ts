@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { BusModule, busTls, type Bus } from '#bus';
 import type { Identity } from '#contracts';
-import { AgentCoreModule } from './agent-core.module.js';
+import { AgentCoreModule, type AgentMetricsScope } from './agent-core.module.js';
 import type { AgentConfig } from './agent.config.js';
 import { ConfigModule } from './config/config.module.js';
 import { ConfigMapModule } from './configmap/configmap.module.js';
@@ -33,8 +33,15 @@ export class AgentModule {
    * `nodeIndex` picks a hollow node's block of fake pod IPs; a Docker node ignores it.
    * `identity` is the NATS identity of NATS_NKEY_SEED_FILE: the node's own, or its hollow process's.
    * `connection`: a hollow process's Bus, whose connection this agent rides instead of opening its own.
+   * `metrics`: `process` puts this agent's series in the families a hollow process's agents share, labelled by node.
    */
-  static forConfig(config: AgentConfig, nodeIndex = 0, identity: Identity = { kind: 'node', node: config.NODE_NAME }, connection?: Bus): DynamicModule {
+  static forConfig(
+    config: AgentConfig,
+    nodeIndex = 0,
+    identity: Identity = { kind: 'node', node: config.NODE_NAME },
+    connection?: Bus,
+    metrics: AgentMetricsScope = 'own',
+  ): DynamicModule {
     return {
       module: AgentModule,
       imports: [
@@ -50,7 +57,7 @@ export class AgentModule {
           }),
           () => ({ node: config.NODE_NAME, config: { ...config } }),
         ),
-        AgentCoreModule.forConfig(config, nodeIndex),
+        AgentCoreModule.forConfig(config, nodeIndex, metrics),
         ConfigModule,
         ConfigMapModule,
         EventsModule,

@@ -2,11 +2,11 @@ import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Global, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { LazyModuleLoader, ModulesContainer, NestFactory } from '@nestjs/core';
 import { loadConfig } from '#contracts';
 import { AgentConfig } from './agent.config.js';
 import { AgentModule } from './agent.module.js';
-import { packModules } from './hollow-module.js';
+import { packModules, releaseBootstrapState } from './hollow-module.js';
 
 const calls: string[] = [];
 
@@ -97,5 +97,32 @@ describe('packModules', () => {
       names(all).filter((n) => !names(sut).includes(n)),
       ['AgentHttpController', 'StatsController'],
     );
+  });
+});
+
+describe('releaseBootstrapState', () => {
+  const signals = (app: { get: (t: typeof ModulesContainer, o: { strict: false }) => ModulesContainer }): number =>
+    [...app.get(ModulesContainer, { strict: false }).values()].flatMap((m) => [...m.providers.values()]).filter((w) => w.settlementSignal !== undefined).length;
+
+  it("drops each made provider's settlement signal; the application still resolves, loads modules and shuts down in order", async () => {
+    calls.length = 0;
+    const app = await NestFactory.createApplicationContext(packModules(root()), { logger: false });
+    await app.init();
+    assert.ok(signals(app) > 0);
+    assert.ok(releaseBootstrapState(app) >= 3);
+    assert.equal(signals(app), 0);
+    // A lookup after the release builds its table anew and finds the same instances.
+    assert.equal(app.get(Loop).store, app.get(Store));
+    // A provider made after the release (a module loaded later) may still inject one made before it.
+    @Injectable()
+    class Late {
+      constructor(readonly bus: Bus) {}
+    }
+    @Module({ providers: [Late] })
+    class LateModule {}
+    const late = await app.get(LazyModuleLoader).load(() => LateModule);
+    assert.equal(late.get(Late).bus, app.get(Bus));
+    await app.close();
+    assert.deepEqual(calls, ['bus up', 'store up', 'loop up', 'bus down']);
   });
 });

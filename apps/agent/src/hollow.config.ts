@@ -1,4 +1,4 @@
-import { IsIn, IsInt, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsIP, IsOptional, Matches, Max, Min } from 'class-validator';
 import { DNS1123_SUBDOMAIN } from '#contracts';
 
 /** The hollow-node process's own configuration; every agent in it also reads AgentConfig from the same environment. */
@@ -34,4 +34,30 @@ export class HollowConfig {
    */
   @IsIn(['packed', 'per-folder'])
   HOLLOW_MODULES: 'packed' | 'per-folder' = 'packed';
+
+  /**
+   * `shared`: the agents' metric families are made once, in the process's registry, each
+   * node's series labelled `node`; `per-node`: a registry of every agent's own, as a node's
+   * agent has (kept to measure against).
+   */
+  @IsIn(['shared', 'per-node'])
+  HOLLOW_METRICS: 'shared' | 'per-node' = 'shared';
+
+  /**
+   * `released`: once an agent runs, what Nest kept only to resolve its providers (see
+   * releaseBootstrapState) is let go; `kept`: left as Nest leaves it (kept to measure against).
+   */
+  @IsIn(['released', 'kept'])
+  HOLLOW_BOOTSTRAP_STATE: 'released' | 'kept' = 'released';
+
+  /** The process's `/metrics` (every hollow node's series, labelled `node`, beside the process's own) on this port; unset: not served. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  HOLLOW_METRICS_PORT?: number;
+
+  /** Loopback unless configured. */
+  @IsIP()
+  HOLLOW_METRICS_ADDRESS: string = '127.0.0.1';
 }

@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import { rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
@@ -7,11 +9,11 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { AsyncMicroserviceOptions } from '@nestjs/microservices';
 import { Bus, busTls, JetStreamServer } from '#bus';
 import { identityName, loadConfig, type HollowIdentity } from '#contracts';
-import { createLogger } from '#observability';
+import { createLogger, serveMetrics } from '#observability';
 import { AgentConfig } from './agent.config.js';
 import { AgentModule } from './agent.module.js';
 import { HollowConfig } from './hollow.config.js';
-import { packModules } from './hollow-module.js';
+import { packModules, releaseBootstrapState } from './hollow-module.js';
 
 /** Agents started at once: each opens its consumer (and, with HOLLOW_CONNECTIONS=per-node, connects and checks the streams), which the server serialises. */
 const START_CONCURRENCY = 25;
@@ -41,6 +43,7 @@ async function bootstrap(): Promise<void> {
 
   const contexts: INestApplicationContext[] = [];
   let connection: Bus | undefined;
+  let metricsServer: Server | undefined;
   let stopping: Promise<void> | undefined;
   const stopAll = (): Promise<void> =>
     (stopping ??= (async () => {
@@ -50,6 +53,9 @@ async function bootstrap(): Promise<void> {
       // The shared connection is drained last, once no agent publishes on it.
       await connection?.close().catch((error: unknown) => logger.error(`closing the NATS connection failed: ${String(error)}`, 'Hollow'));
       await Promise.all(configs.map(({ config }) => rm(config.AGENT_ROOT_DIR, { recursive: true, force: true })));
+      // A scraper's kept-alive connection would hold the close open: end them with it.
+      metricsServer?.closeAllConnections();
+      await new Promise((resolve) => (metricsServer ? metricsServer.close(resolve) : resolve(undefined)));
     })());
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
@@ -61,6 +67,12 @@ async function bootstrap(): Promise<void> {
     });
   }
 
+  if (hollow.HOLLOW_METRICS_PORT !== undefined) {
+    // The process's registry: its own metrics, the shared connection's bus metrics and, with HOLLOW_METRICS=shared, every node's series labelled node.
+    metricsServer = await serveMetrics(hollow.HOLLOW_METRICS_PORT, hollow.HOLLOW_METRICS_ADDRESS);
+    const address = metricsServer.address() as AddressInfo;
+    logger.log(`serving /metrics on ${address.address}:${address.port}`, 'Hollow');
+  }
   const startedAt = performance.now();
   const first = configs[0]?.config;
   if (hollow.HOLLOW_CONNECTIONS === 'shared' && first) {
@@ -78,7 +90,7 @@ async function bootstrap(): Promise<void> {
   const queue = [...configs];
   const worker = async (): Promise<void> => {
     for (let next = queue.shift(); next !== undefined && stopping === undefined; next = queue.shift()) {
-      const agent = AgentModule.forConfig(next.config, next.i, identity, connection);
+      const agent = AgentModule.forConfig(next.config, next.i, identity, connection, hollow.HOLLOW_METRICS === 'shared' ? 'process' : 'own');
       if (hollow.HOLLOW_MODULES === 'packed') {
         // A microservice alone, with no HTTP application (router, middleware, adapter) around it:
         // a hollow agent never listens, so only its message handlers are registered.
@@ -90,6 +102,7 @@ async function bootstrap(): Promise<void> {
         });
         contexts.push(app);
         await app.listen();
+        if (hollow.HOLLOW_BOOTSTRAP_STATE === 'released') releaseBootstrapState(app);
         continue;
       }
       // An application that never listens on HTTP: its handlers run on the transport only.
@@ -98,6 +111,7 @@ async function bootstrap(): Promise<void> {
       contexts.push(app);
       await app.init();
       await app.startAllMicroservices();
+      if (hollow.HOLLOW_BOOTSTRAP_STATE === 'released') releaseBootstrapState(app);
     }
   };
   try {
