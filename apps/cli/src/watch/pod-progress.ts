@@ -28,6 +28,14 @@ export function doneOf(status: PodStatus): boolean {
   return status.phase === 'Succeeded' || status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 }
 
+/** How long a Ready pod's missing Started events are waited for before Ready is printed. */
+const STARTED_WAIT_MS = 2000;
+
+/** How many of the pod's containers have started, by its status (running, or run and ended). */
+export function containersStarted(status: PodStatus): number {
+  return (status.containerStatuses ?? []).filter((c) => c.state.running !== undefined || c.state.terminated !== undefined).length;
+}
+
 export class PodProgressError extends Error {
   override readonly name = 'PodProgressError';
 }
@@ -54,6 +62,9 @@ export async function followPod(reader: StreamReader, pod: Pod, fromSeq: number,
   });
   const seen = new Set<string>();
   let scheduled = false;
+  /** Started events printed, and who waits for the next. */
+  let started = 0;
+  let onStarted: (() => void) | undefined;
   /**
    * Said once. The scheduler's own fact may be gone before the streams are read (the pod's
    * subject keeps only its newest facts), so the first word from the node says it too.
@@ -83,6 +94,10 @@ export async function followPod(reader: StreamReader, pod: Pod, fromSeq: number,
         if (e.data.uid === uid) scheduledTo(e.data.nodeName);
         if (['Pulling', 'Pulled', 'Created', 'Started', 'Failed', 'BackOff', 'Unhealthy', 'Killing'].includes(e.data.reason))
           print(`pod/${name}: ${(last = `${e.data.reason}: ${e.data.message}`)}`);
+        if (e.data.uid === uid && e.data.reason === 'Started') {
+          started++;
+          onStarted?.();
+        }
         break;
       case 'ImagePullProgress':
         if (e.data.uid === uid) print(`pod/${name}: ${(last = `Pulling ${e.data.containerName}: ${pullProgressText(e.data)}`)}`);
@@ -99,8 +114,11 @@ export async function followPod(reader: StreamReader, pod: Pod, fromSeq: number,
               { stream: STREAMS.pods, filter: SUBJECTS.pod(ns, name) },
               { stream: STREAMS.events, filter: `jetlet.events.*.${uid}` },
             ])
-            .then((earlier) => {
+            .then(async (earlier) => {
               for (const x of earlier) if (x.storedMs <= m.storedMs && (x.stream !== STREAMS.pods || x.seq > fromSeq)) on(x);
+              // A node sends its events apart from its status reports, so a container's Started
+              // can be stored just after the report that says it runs: wait a moment for it.
+              await startedEvents(containersStarted(status));
               print(`pod/${name}: ${status.phase === 'Succeeded' ? 'Completed' : 'Ready'}`);
               settle();
             }, settle);
@@ -111,6 +129,20 @@ export async function followPod(reader: StreamReader, pod: Pod, fromSeq: number,
         break;
     }
   };
+  /** Resolves once `count` Started events were printed, or STARTED_WAIT_MS after it was asked. */
+  const startedEvents = (count: number): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(done, STARTED_WAIT_MS);
+      function done(): void {
+        clearTimeout(timer);
+        onStarted = undefined;
+        resolve();
+      }
+      onStarted = () => {
+        if (started >= count) done();
+      };
+      onStarted();
+    });
   const stops = await Promise.all([
     reader.follow({ stream: STREAMS.pods, filter: SUBJECTS.pod(ns, name), fromSeq: fromSeq + 1 }, on),
     reader.follow({ stream: STREAMS.pods, filter: `jetlet.podstatus.*.${uid}`, fromSeq: fromSeq + 1 }, on),
