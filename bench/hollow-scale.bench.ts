@@ -251,14 +251,17 @@ async function backlog(
   const spawnedAt = performance.now();
   let cpu: number;
   let othersCpu: number[];
-  let url: string;
+  let metrics: Awaited<ReturnType<typeof scrape>>;
   try {
     const schedulerEnv = pauseNodes ? { ...env, NODE_GRACE_SECONDS: '3600' } : env;
     const scheduler = await cluster.startExtraScheduler(schedulerEnv, 120_000, (spawned) => (pid = spawned.child.pid ?? 0));
-    url = await metricsUrl(scheduler);
+    const url = await metricsUrl(scheduler);
     await waitFor(`${created} backlog pods bound`, () => bound >= created, workTimeoutMs(created, 20), 200).catch(() => undefined);
     cpu = cpuSeconds(pid);
     othersCpu = others.map(([, p]) => cpuSeconds(p));
+    metrics = await scrape(url);
+    // The next backlog starts with no scheduler running, as this one did.
+    await scheduler.stop();
   } finally {
     if (pauseNodes) for (const h of hollow) h.child.kill('SIGCONT');
   }
@@ -266,7 +269,6 @@ async function backlog(
   for (const [i, [name]] of others.entries()) {
     cpuMsPerBindBy[name] = (cpuMsPerBindBy[name] ?? 0) + (((othersCpu[i] ?? 0) - (othersAtFirstBind[i] ?? Number.NaN)) * 1000) / Math.max(1, bound - 1);
   }
-  const metrics = await scrape(url);
   sub.unsubscribe();
   const phase = (name: string): number => sumMetric(metrics, 'jetlet_scheduler_phase_seconds_total', (l) => l.phase === name);
   const seconds = Math.max(0.001, (lastBoundAt - firstBoundAt) / 1000);
