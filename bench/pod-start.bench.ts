@@ -12,6 +12,8 @@ const IMAGE = 'jetlet/busybox:1.35';
 /** Milestones of one pod start, in ms after the POST (wall clock, so Docker's event times compare). */
 type Timeline = Map<string, number>;
 
+type Watch = Awaited<ReturnType<typeof watchTimelines>>;
+
 /** The stages a start goes through, in order, as the breakdown prints them. */
 const STAGES = [
   'PodCreated stored',
@@ -99,87 +101,88 @@ function printBreakdown(timelines: Map<string, Timeline>): void {
   printTable('where a start goes (jetlet, open): median ms after the POST, and the step from the stage before', ['at', 'step'], rows);
 }
 
-/** jetlet: POST → Running (every container running, pod IP set) observed through the API. */
-async function jetletPodStarts(cluster: Cluster, watch?: { posted(name: string, atMs: number): void; timelines: Map<string, Timeline> }): Promise<number[]> {
-  const samples: number[] = [];
-  for (let i = 0; i < PODS; i++) {
-    const name = `bench-${i}`;
-    const manifest = {
-      metadata: { name },
-      spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: IMAGE, command: ['sleep', '3600'] }] },
-    };
-    const start = performance.now();
-    watch?.posted(name, performance.timeOrigin + start);
-    await cluster.ensureNamespace('bench');
-    const created = await cluster.request('POST', '/api/v1/namespaces/bench/pods', manifest);
-    if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${JSON.stringify(created.body)}`);
-    for (;;) {
-      const pod = await cluster.getPod('bench', name);
-      if (pod?.status.phase === 'Running' && pod.status.podIP && pod.status.containerStatuses?.every((s) => s.state.running)) break;
-      await sleep(5);
-    }
-    samples.push(performance.now() - start);
-    watch?.timelines.get(name)?.set('Running seen through the API', performance.now() - start);
+/** jetlet: POST → Running (every container running, pod IP set) observed through the API, for one pod. */
+async function jetletPodStart(cluster: Cluster, name: string, watch?: Watch): Promise<number> {
+  const manifest = {
+    metadata: { name },
+    spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: IMAGE, command: ['sleep', '3600'] }] },
+  };
+  const start = performance.now();
+  watch?.posted(name, performance.timeOrigin + start);
+  const created = await cluster.request('POST', '/api/v1/namespaces/bench/pods', manifest);
+  if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${JSON.stringify(created.body)}`);
+  for (;;) {
+    const pod = await cluster.getPod('bench', name);
+    if (pod?.status.phase === 'Running' && pod.status.podIP && pod.status.containerStatuses?.every((s) => s.state.running)) break;
+    await sleep(5);
   }
-  return samples;
+  const took = performance.now() - start;
+  watch?.timelines.get(name)?.set('Running seen through the API', took);
+  return took;
 }
 
-/** Baseline: `docker run -d` of the same image, to the command's return (container started). */
-async function dockerRuns(label: string, withSandbox: boolean): Promise<number[]> {
-  const samples: number[] = [];
-  const ids: string[] = [];
-  try {
-    for (let i = 0; i < PODS; i++) {
-      const start = performance.now();
-      if (withSandbox) {
-        const sandbox = (await run('docker', ['run', '-d', '--label', label, 'jetlet/pause:1.0'])).stdout.trim();
-        ids.push(sandbox);
-        ids.push((await run('docker', ['run', '-d', '--label', label, '--network', `container:${sandbox}`, IMAGE, 'sleep', '3600'])).stdout.trim());
-      } else {
-        ids.push((await run('docker', ['run', '-d', '--label', label, IMAGE, 'sleep', '3600'])).stdout.trim());
-      }
-      samples.push(performance.now() - start);
-    }
-  } finally {
-    if (ids.length > 0) await run('docker', ['rm', '-f', ...ids]);
+/** Baseline: `docker run -d` of the same image, to the command's return (container started); with the sandbox, the two as a pod has them. */
+async function dockerRun(label: string, withSandbox: boolean, ids: string[]): Promise<number> {
+  const start = performance.now();
+  if (withSandbox) {
+    const sandbox = (await run('docker', ['run', '-d', '--label', label, 'jetlet/pause:1.0'])).stdout.trim();
+    ids.push(sandbox);
+    ids.push((await run('docker', ['run', '-d', '--label', label, '--network', `container:${sandbox}`, IMAGE, 'sleep', '3600'])).stdout.trim());
+  } else {
+    ids.push((await run('docker', ['run', '-d', '--label', label, IMAGE, 'sleep', '3600'])).stdout.trim());
   }
-  return samples;
+  return performance.now() - start;
 }
 
-/** POST → Running on a fresh cluster with one agent: open, or secured (API tokens, RBAC, audit, and per-component NATS identities). */
-async function clusterPodStarts(secure: boolean): Promise<{ samples: number[]; timelines?: Map<string, Timeline> }> {
+/** A fresh cluster with one agent: open, or secured (API tokens, RBAC, audit, and per-component NATS identities). */
+async function startCluster(secure: boolean): Promise<{ cluster: Cluster; node: string }> {
   const cluster = await Cluster.start({}, { secure, secureNats: secure });
   try {
     const node = uniqueName('bench-node');
     await cluster.startAgent(node, { RESYNC_SECONDS: '10', HEARTBEAT_SECONDS: '10' });
-    if (secure) return { samples: await jetletPodStarts(cluster) };
-    const watch = await watchTimelines(cluster, node);
-    try {
-      return { samples: await jetletPodStarts(cluster, watch), timelines: watch.timelines };
-    } finally {
-      await watch.close();
-    }
-  } finally {
+    await cluster.ensureNamespace('bench');
+    return { cluster, node };
+  } catch (error) {
     await cluster.stop();
+    throw error;
   }
 }
 
+/**
+ * The four kinds of start take turns, one of each per round, so each sees the same load on the
+ * machine: a ratio between them holds even when the absolute figures move with the load.
+ */
 async function main(): Promise<void> {
   const label = `io.jetlet.bench=${uniqueName('bench-docker')}`;
-  const docker = summary(await dockerRuns(label, false));
-  const dockerPod = summary(await dockerRuns(label, true));
-  const openRun = await clusterPodStarts(false);
-  const open = summary(openRun.samples);
-  const secured = summary((await clusterPodStarts(true)).samples);
+  const ids: string[] = [];
+  const samples = { docker: [] as number[], dockerPod: [] as number[], open: [] as number[], secured: [] as number[] };
+  const { cluster: open, node } = await startCluster(false);
+  let secured: Cluster | undefined;
+  let watch: Watch | undefined;
+  try {
+    secured = (await startCluster(true)).cluster;
+    watch = await watchTimelines(open, node);
+    for (let i = 0; i < PODS; i++) {
+      samples.docker.push(await dockerRun(label, false, ids));
+      samples.dockerPod.push(await dockerRun(label, true, ids));
+      samples.open.push(await jetletPodStart(open, `bench-${i}`, watch));
+      samples.secured.push(await jetletPodStart(secured, `bench-${i}`));
+    }
+  } finally {
+    await watch?.close();
+    await Promise.allSettled([open.stop(), secured?.stop()]);
+    if (ids.length > 0) await run('docker', ['rm', '-f', ...ids]);
+  }
+  const docker = summary(samples.docker);
   const row = (name: string, s: { p50: number; p99: number }): string =>
     `${name.padEnd(58)} ${s.p50.toFixed(0).padStart(7)} ${s.p99.toFixed(0).padStart(7)} ${(s.p50 / docker.p50).toFixed(2).padStart(7)}`;
-  console.log(`\npod start latency, ${PODS} sequential starts (ms)`);
+  console.log(`\npod start latency, ${PODS} rounds of sequential starts, one of each kind per round (ms)`);
   console.log(`${''.padEnd(58)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} ${'×docker'.padStart(7)}`);
   console.log(row('docker run -d (one container)', docker));
-  console.log(row('docker run -d sandbox + joined container', dockerPod));
-  console.log(row('jetlet pod: POST → Running seen through the API', open));
-  console.log(row('  the same, secured (API auth + audit, NATS identities)', secured));
-  if (openRun.timelines) printBreakdown(openRun.timelines);
+  console.log(row('docker run -d sandbox + joined container', summary(samples.dockerPod)));
+  console.log(row('jetlet pod: POST → Running seen through the API', summary(samples.open)));
+  console.log(row('  the same, secured (API auth + audit, NATS identities)', summary(samples.secured)));
+  if (watch) printBreakdown(watch.timelines);
 }
 
 await main();
