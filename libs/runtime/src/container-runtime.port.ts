@@ -155,9 +155,10 @@ export interface ContainerRuntime {
   pullImage(image: string, onProgress?: (progress: PullProgressSnapshot) => void, auth?: PullAuth): Promise<void>;
   /**
    * Creates and starts the sandbox; returns it with its IP. `onCreated` hears its id once it
-   * is created, before it starts, so containers that join it can be created meanwhile.
+   * is created, before it starts, so containers that join it can be created meanwhile;
+   * `onStarted` hears that it runs, before it is looked at for its IP, so they can start.
    */
-  runPodSandbox(config: SandboxConfig, onCreated?: (id: string) => void): Promise<RuntimeContainer>;
+  runPodSandbox(config: SandboxConfig, onCreated?: (id: string) => void, onStarted?: () => void): Promise<RuntimeContainer>;
   /** Creates an app container inside the sandbox's network namespace; returns its id. */
   createContainer(sandboxId: string, config: ContainerConfig): Promise<string>;
   startContainer(id: string): Promise<void>;

@@ -395,7 +395,7 @@ export class DockerRuntime implements ContainerRuntime {
     });
   }
 
-  async runPodSandbox(config: SandboxConfig, onCreated?: (id: string) => void): Promise<RuntimeContainer> {
+  async runPodSandbox(config: SandboxConfig, onCreated?: (id: string) => void, onStarted?: () => void): Promise<RuntimeContainer> {
     const id = await this.createOrAdopt(config.name, {
       name: config.name,
       Image: config.image,
@@ -418,6 +418,7 @@ export class DockerRuntime implements ContainerRuntime {
     onCreated?.(id);
     // Also covers an adopted sandbox that exists but is not running; 304 = already running.
     await this.startContainer(id);
+    onStarted?.();
     const sandbox = await this.inspectContainer(id);
     if (sandbox === undefined) {
       throw new RuntimeError(`docker run sandbox ${config.name} failed: container ${id} vanished after start`, {

@@ -102,10 +102,11 @@ export class FakeRuntime implements ContainerRuntime {
     return Promise.resolve();
   }
 
-  runPodSandbox(config: SandboxConfig, onCreated?: (id: string) => void): Promise<RuntimeContainer> {
+  runPodSandbox(config: SandboxConfig, onCreated?: (id: string) => void, onStarted?: () => void): Promise<RuntimeContainer> {
     const id = this.createOrAdopt(config.name, config.image, config.labels, true);
     onCreated?.(id);
     this.start(id);
+    onStarted?.();
     return Promise.resolve(this.copy(this.get(id, `run sandbox ${config.name}`)));
   }
 

@@ -105,6 +105,38 @@ describe('PodExecutor: sandboxes', () => {
     );
   });
 
+  // Before, the start waited on the inspection, which here waits on the start: the timeout fails it.
+  it('starts the containers once the sandbox runs, without waiting for it to be looked at for its IP', { timeout: 10_000 }, async () => {
+    const desired = pod();
+    const run = runtime.runPodSandbox.bind(runtime);
+    let inspected: () => void = () => undefined;
+    const inspection = new Promise<void>((resolve) => (inspected = resolve));
+    let startedBeforeInspection = false;
+    // The engine has started the sandbox; its inspection (for the IP) answers only when told.
+    runtime.runPodSandbox = async (config, onCreated, onStarted) => {
+      const sandbox = await run(config, onCreated, onStarted);
+      await inspection;
+      return sandbox;
+    };
+    const start = runtime.startContainer.bind(runtime);
+    runtime.startContainer = async (id) => {
+      await start(id);
+      if ((await runtime.inspectContainer(id))?.labels[LABELS.kind] === 'container') {
+        startedBeforeInspection = true;
+        inspected();
+      }
+    };
+
+    await sut.apply({ kind: 'RunSandbox', pod: desired, attempt: 0, containers: desired.manifest.spec.containers });
+
+    assert.equal(startedBeforeInspection, true);
+    const apps = await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'container' });
+    assert.deepEqual(
+      apps.map((c) => c.state),
+      ['running'],
+    );
+  });
+
   it('removes the containers it created for a sandbox that then failed to run', async () => {
     const desired = pod();
     const calls: string[] = [];

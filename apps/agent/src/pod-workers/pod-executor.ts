@@ -43,9 +43,10 @@ import { VolumeManager, type HostMount } from '../volumemanager/volume-manager.s
 
 type Waker = (atMs: number) => void;
 
-/** A sandbox being run: its id once created, then the sandbox once running (either fails if it does). */
+/** A sandbox being run: its id once created, then that it started, then the sandbox with its IP (each fails if the run does before it). */
 interface PendingSandbox {
   id: Promise<string>;
+  started: Promise<void>;
   running: Promise<RuntimeContainer>;
 }
 
@@ -206,6 +207,8 @@ export class PodExecutor {
     if (!present) await this.pull(image);
     let created: (id: string) => void = () => undefined;
     const sandboxId = new Promise<string>((resolve) => (created = resolve));
+    let started: () => void = () => undefined;
+    const startedSignal = new Promise<void>((resolve) => (started = resolve));
     const running = this.runtime.runPodSandbox(
       {
         name,
@@ -224,11 +227,15 @@ export class PodExecutor {
         ),
       },
       (id) => created(id),
+      () => started(),
     );
     // Either the id as soon as the sandbox is created, or its failure (told below, so not here too).
     const id = Promise.race([sandboxId, running.then((sandbox) => sandbox.id)]);
     void id.catch(() => undefined);
-    const steps = containers.map((container) => this.startContainer(pod, container, 0, { id, running }));
+    // The containers start once the engine has started the sandbox, not after it is inspected for its IP.
+    const start = Promise.race([startedSignal, running.then(() => undefined)]);
+    void start.catch(() => undefined);
+    const steps = containers.map((container) => this.startContainer(pod, container, 0, { id, started: start, running }));
     const [outcome, ...results] = await Promise.allSettled([running, ...steps]);
     results.forEach((result, i) => {
       if (result.status === 'rejected')
@@ -478,7 +485,7 @@ export class PodExecutor {
     this.events.normal(pod, 'Created', `Created container ${container.name}`, container.name);
     if (typeof sandbox !== 'string') {
       try {
-        await sandbox.running;
+        await sandbox.started;
       } catch {
         // Joined to a sandbox that never ran, it could never start: it goes, and the pod starts again from a later pass.
         await this.runtime.removeContainer(id).catch((error: unknown) => this.logger.warn(`${podRef(pod)}: ${(error as Error).message}`));
