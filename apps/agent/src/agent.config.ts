@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from '#contracts/class-validator';
 import { BusConfig, DNS1123_SUBDOMAIN } from '#contracts';
 import { DEFAULT_EVICTION_HARD, EVICTION_GRACE_FORMAT, EVICTION_THRESHOLDS_FORMAT } from '#domain';
 import { NODE_LABELS_FORMAT, RESERVED_FORMAT, TAINTS_FORMAT } from './node/node-conditions.js';

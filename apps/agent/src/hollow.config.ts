@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsIP, IsOptional, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsIP, IsOptional, Matches, Max, Min } from '#contracts/class-validator';
 import { DNS1123_SUBDOMAIN } from '#contracts';
 
 /** The hollow-node process's own configuration; every agent in it also reads AgentConfig from the same environment. */

@@ -1,4 +1,4 @@
-import { IsInt, IsIP, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsInt, IsIP, IsNumber, IsOptional, IsString, Max, Min } from '#contracts/class-validator';
 import { BusConfig } from '#contracts';
 
 /** The alerter's configuration, from environment variables of the same names. */

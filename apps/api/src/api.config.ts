@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, Max, Min } from '#contracts/class-validator';
 import { BusConfig } from '#contracts';
 
 /** The API's configuration, from environment variables of the same names. */

@@ -1,4 +1,4 @@
-import { IsInt, IsIP, IsNumber, Max, Min } from 'class-validator';
+import { IsInt, IsIP, IsNumber, Max, Min } from '#contracts/class-validator';
 import { BusConfig } from '#contracts';
 
 /** The scheduler's configuration, from environment variables of the same names. */

@@ -1,5 +1,5 @@
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
-import { getMetadataStorage, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf, validateSync } from 'class-validator';
+import { getMetadataStorage, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf, validateSync } from './class-validator.js';
 import { flattenValidationErrors } from './validation.js';
 
 /** What every process needs to reach the bus; each app's configuration extends it. */

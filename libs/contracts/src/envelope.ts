@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsDefined, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Min, MinLength, ValidateNested } from 'class-validator';
+import { IsDefined, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Min, MinLength, ValidateNested } from './class-validator.js';
 import { MESSAGE_VERSIONS, MESSAGES, type MessageData, type MessageType } from './message-map.js';
 import { ContractValidationError, parseContract } from './validation.js';
 

@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { ValidateBy, type ValidationOptions } from 'class-validator';
+import { ValidateBy, type ValidationOptions } from './class-validator.js';
 
 /**
  * Kubernetes' name and metadata syntax (apimachinery `validation.IsDNS1123Label`,

@@ -1,5 +1,5 @@
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
-import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
+import { getMetadataStorage, validateSync, type ValidationError } from './class-validator.js';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata.js';
 
 /** The cause message of a field jetlet does not know (a Kubernetes field it cannot honour, or a typo). */

@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { isUUID } from 'class-validator';
+import { isUUID } from '#contracts/class-validator';
 import { Observable } from 'rxjs';
 import type { RawMessage } from '#bus';
 import { ContractValidationError, LogRequest, parseContract, type LogStreamControl } from '#contracts';

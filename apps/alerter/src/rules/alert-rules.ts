@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { plainToInstance, Type } from 'class-transformer';
-import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Min, MinLength, ValidateNested, validateSync } from 'class-validator';
+import { IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Min, MinLength, ValidateNested, validateSync } from '#contracts/class-validator';
 import { parse } from 'yaml';
 import { flattenValidationErrors } from '#contracts';
 import { ALERT_CONDITIONS, NODE_PRESSURES, parseDuration, type AlertCondition, type AlertRule, type NodePressure } from '#domain';

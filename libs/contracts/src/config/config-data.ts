@@ -1,4 +1,4 @@
-import { ValidateBy, type ValidationOptions } from 'class-validator';
+import { ValidateBy, type ValidationOptions } from '../class-validator.js';
 
 /** Kubernetes' limit on the data of one ConfigMap or Secret, in bytes (`MaxSecretSize`, and the ConfigMap check). */
 export const CONFIG_DATA_MAX_BYTES = 1024 * 1024;
@@ -10,7 +10,8 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 export function configKeyErrors(key: string): string[] {
   const errors: string[] = [];
   if (key.length > 253) errors.push('must be no more than 253 characters');
-  if (!CONFIG_KEY.test(key)) errors.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name', or 'KEY_NAME', or 'key-name')");
+  if (!CONFIG_KEY.test(key))
+    errors.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name', or 'KEY_NAME', or 'key-name')");
   if (key === '.') errors.push("must not be '.'");
   else if (key === '..') errors.push("must not be '..'");
   else if (key.startsWith('..')) errors.push("must not start with '..'");

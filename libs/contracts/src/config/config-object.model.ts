@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { Equals, IsBoolean, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { Equals, IsBoolean, IsOptional, IsString, MaxLength, ValidateNested } from '../class-validator.js';
 import { ObjectMeta } from '../pod/object-meta.model.js';
 import { IsBase64ConfigData, IsConfigData } from './config-data.js';
 

@@ -1,4 +1,4 @@
-import { IsUUID } from 'class-validator';
+import { IsUUID } from '../class-validator.js';
 
 /**
  * The API deleted the mirror pod of a static pod. Core NATS, not a fact: the static pod runs

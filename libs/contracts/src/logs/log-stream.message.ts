@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { Equals, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Min, ValidateNested } from 'class-validator';
+import { Equals, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Min, ValidateNested } from '../class-validator.js';
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN } from '../pod/object-meta.model.js';
 import { PodLogOptions } from './pod-log-options.model.js';
 

@@ -1,4 +1,4 @@
-import { IsBoolean, IsInt, IsOptional, Matches, Min } from 'class-validator';
+import { IsBoolean, IsInt, IsOptional, Matches, Min } from '../class-validator.js';
 import { DNS1123_LABEL } from '../pod/object-meta.model.js';
 import { parseContract } from '../validation.js';
 

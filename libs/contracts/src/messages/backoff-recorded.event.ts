@@ -1,4 +1,4 @@
-import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Min, MinLength } from '../class-validator.js';
 
 export const BACKOFF_KINDS = ['CrashLoop', 'ImagePull'] as const;
 export type BackoffKind = (typeof BACKOFF_KINDS)[number];

@@ -1,4 +1,4 @@
-import { IsBoolean, IsISO8601, IsOptional, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
+import { IsBoolean, IsISO8601, IsOptional, IsString, IsUUID, Matches, MaxLength } from '../class-validator.js';
 import { IsAnnotationMap, IsDns1123Label, IsDns1123Subdomain, IsLabelMap } from '../names.js';
 import { IsBase64ConfigData, IsConfigData } from '../config/config-data.js';
 

@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID } from '../class-validator.js';
 
 export const CONTAINER_EVENT_REASONS = ['Started', 'Died', 'OOMKilled', 'Restarted'] as const;
 export type ContainerEventReason = (typeof CONTAINER_EVENT_REASONS)[number];

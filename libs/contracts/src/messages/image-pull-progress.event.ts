@@ -1,4 +1,4 @@
-import { IsInt, IsISO8601, IsString, IsUUID, Min, MinLength } from 'class-validator';
+import { IsInt, IsISO8601, IsString, IsUUID, Min, MinLength } from '../class-validator.js';
 
 /**
  * How far the pull of a container's image has got, summed over its layers. Writer: the agent

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsDefined, ValidateNested } from 'class-validator';
+import { IsDefined, ValidateNested } from '../class-validator.js';
 import { PodManifest } from '../pod/pod.model.js';
 
 /**

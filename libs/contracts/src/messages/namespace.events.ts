@@ -1,4 +1,4 @@
-import { IsISO8601, IsObject, IsOptional, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
+import { IsISO8601, IsObject, IsOptional, IsString, IsUUID, Matches, MaxLength } from '../class-validator.js';
 import { DNS1123_LABEL } from '../pod/object-meta.model.js';
 
 /** A namespace was created. Writer: api, on `namespaces.<name>`, with optimistic concurrency. */

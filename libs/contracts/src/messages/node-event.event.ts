@@ -1,4 +1,4 @@
-import { IsIn, IsISO8601, IsString, MinLength } from 'class-validator';
+import { IsIn, IsISO8601, IsString, MinLength } from '../class-validator.js';
 
 /** A Kubernetes Event about a node (an invalid static pod manifest, ...). Writer: that node's agent, on `events.<node>.node`. */
 export class NodeEventEvent {

@@ -1,4 +1,4 @@
-import { IsInt, IsISO8601, IsString, Min, MinLength } from 'class-validator';
+import { IsInt, IsISO8601, IsString, Min, MinLength } from '../class-validator.js';
 
 /** The node's agent is alive. Writer: that node's agent, on `nodes.<node>.heartbeat`. */
 export class NodeHeartbeatEvent {

@@ -1,4 +1,4 @@
-import { IsString, MinLength, ValidateBy } from 'class-validator';
+import { IsString, MinLength, ValidateBy } from '../class-validator.js';
 import { TAINT_EFFECTS, type TaintEffect } from '../pod/toleration.model.js';
 
 /** A node taint (Kubernetes core/v1 Taint): pods that do not tolerate it are kept off the node per its effect. */

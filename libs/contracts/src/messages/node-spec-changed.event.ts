@@ -1,4 +1,4 @@
-import { IsBoolean } from 'class-validator';
+import { IsBoolean } from '../class-validator.js';
 import { IsDns1123Subdomain } from '../names.js';
 
 /** An operator cordoned or uncordoned a node. Writer: api, on `nodes.<node>.spec`. */

@@ -1,4 +1,4 @@
-import { IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsString, IsUUID, MaxLength } from '../class-validator.js';
 
 /**
  * A deleted pod is gone although its node never confirmed it: the node does not exist, or

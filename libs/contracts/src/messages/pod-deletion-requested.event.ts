@@ -1,4 +1,4 @@
-import { IsISO8601, IsIn, IsInt, IsOptional, IsUUID, Max, Min } from 'class-validator';
+import { IsISO8601, IsIn, IsInt, IsOptional, IsUUID, Max, Min } from '../class-validator.js';
 import { MAX_TIMER_SECONDS } from '../limits.js';
 
 /** A user asked for a pod's deletion. Writer: api, on `pods.<ns>.<name>`. */

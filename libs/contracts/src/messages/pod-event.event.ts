@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, MaxLength, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, MaxLength, Min, MinLength } from '../class-validator.js';
 
 /**
  * A Kubernetes Event about a pod, as the kubelet records them (Pulling, Pulled, Failed,

@@ -1,4 +1,4 @@
-import { IsISO8601, IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
+import { IsISO8601, IsInt, IsString, IsUUID, Max, Min } from '../class-validator.js';
 import { MAX_TIMER_SECONDS } from '../limits.js';
 
 /**

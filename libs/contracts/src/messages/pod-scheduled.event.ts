@@ -1,4 +1,4 @@
-import { IsUUID } from 'class-validator';
+import { IsUUID } from '../class-validator.js';
 import { IsDns1123Subdomain } from '../names.js';
 
 /** A pod was bound to a node. Writer: scheduler, on `pods.<ns>.<name>`, with optimistic concurrency. */

@@ -1,4 +1,4 @@
-import { IsBoolean, IsString, IsUUID, ValidateBy } from 'class-validator';
+import { IsBoolean, IsString, IsUUID, ValidateBy } from '../class-validator.js';
 import type { PodStatus } from '../pod/pod-status.model.js';
 
 const PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];

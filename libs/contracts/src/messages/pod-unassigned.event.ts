@@ -1,4 +1,4 @@
-import { IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
+import { IsInt, IsString, IsUUID, Max, Min } from '../class-validator.js';
 import { MAX_TIMER_SECONDS } from '../limits.js';
 
 /** Tombstone: the node must stop and remove this pod. Writer: scheduler, on `assign.<node>.<uid>`. */

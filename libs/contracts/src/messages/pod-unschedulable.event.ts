@@ -1,4 +1,4 @@
-import { IsString, IsUUID, MinLength } from 'class-validator';
+import { IsString, IsUUID, MinLength } from '../class-validator.js';
 
 /**
  * No node can take the pod now; it stays Pending and is tried again when nodes or pods

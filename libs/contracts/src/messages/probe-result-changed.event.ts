@@ -1,4 +1,4 @@
-import { IsIn, IsISO8601, IsString, IsUUID, MinLength } from 'class-validator';
+import { IsIn, IsISO8601, IsString, IsUUID, MinLength } from '../class-validator.js';
 
 export const PROBE_TYPES = ['liveness', 'readiness', 'startup'] as const;
 

@@ -1,5 +1,19 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateNested,
+} from '../class-validator.js';
 import { IsQuantityMap } from './quantity.validator.js';
 import { IsImageReference } from './image-reference.js';
 import { DNS1123_LABEL, IsCleanAbsolutePath, IsDns1123Label, IsDns1123Subdomain } from '../names.js';

@@ -1,4 +1,4 @@
-import { ValidateBy } from 'class-validator';
+import { ValidateBy } from '../class-validator.js';
 
 /**
  * Accepts only `{}`: a field clients fill in with an empty default (securityContext) that

@@ -1,4 +1,4 @@
-import { ValidateBy, type ValidationOptions } from 'class-validator';
+import { ValidateBy, type ValidationOptions } from '../class-validator.js';
 
 /**
  * Docker's reference grammar (distribution/reference): [host[:port]/]path[:tag][@digest],

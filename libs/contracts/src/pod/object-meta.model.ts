@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsISO8601, IsInt, IsObject, Max, MaxLength, Min, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsISO8601, IsInt, IsObject, Max, MaxLength, Min, IsOptional, IsString, ValidateNested } from '../class-validator.js';
 import { MAX_TIMER_SECONDS } from '../limits.js';
 import { IsAnnotationMap, IsDns1123Label, IsDns1123Subdomain, IsLabelMap } from '../names.js';
 

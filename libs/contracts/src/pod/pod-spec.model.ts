@@ -1,5 +1,19 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from '../class-validator.js';
 import { MAX_CONTAINERS, MAX_TIMER_SECONDS } from '../limits.js';
 import { IsDns1123Subdomain, IsLabelMap } from '../names.js';
 import { Container, EphemeralContainer, SeccompProfile } from './container.model.js';
@@ -30,7 +44,9 @@ export const NAMESPACED_SYSCTL = /^(kernel\.(shm[a-z_]*|msg[a-z_]*|sem)|fs\.mque
 export class Sysctl {
   @IsString()
   @MaxLength(253)
-  @Matches(NAMESPACED_SYSCTL, { message: 'Invalid value: jetlet supports only namespaced sysctls Docker sets: kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, net.*' })
+  @Matches(NAMESPACED_SYSCTL, {
+    message: 'Invalid value: jetlet supports only namespaced sysctls Docker sets: kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, net.*',
+  })
   name: string;
 
   @IsString()

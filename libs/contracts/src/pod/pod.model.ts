@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { Equals, IsDefined, IsObject, IsOptional, ValidateNested } from 'class-validator';
+import { Equals, IsDefined, IsObject, IsOptional, ValidateNested } from '../class-validator.js';
 import { ObjectMeta } from './object-meta.model.js';
 import { PodSpec } from './pod-spec.model.js';
 import type { PodStatus } from './pod-status.model.js';

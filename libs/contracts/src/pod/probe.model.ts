@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, Max, Min, ValidateBy, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, Max, Min, ValidateBy, ValidateNested } from '../class-validator.js';
 import { INT32_MAX, MAX_TIMER_SECONDS } from '../limits.js';
 
 /** A port given by number (1–65535) or by the name of one of the container's ports. */

@@ -1,4 +1,4 @@
-import { registerDecorator, type ValidationArguments, type ValidationOptions } from 'class-validator';
+import { registerDecorator, type ValidationArguments, type ValidationOptions } from '../class-validator.js';
 import { DOCKER_MIN_CPU_MILLIS, DOCKER_MIN_MEMORY_BYTES } from '../limits.js';
 import { cpuMillis, memoryBytes } from './quantity.js';
 
@@ -22,7 +22,8 @@ function amount(resource: ResourceName, value: unknown): number | undefined {
 
 /** Problems of one requests or limits map. */
 function quantityMapErrors(value: unknown, kind: 'requests' | 'limits', other: unknown): string[] {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return ['must map cpu, memory and ephemeral-storage to quantities such as "250m" or "64Mi"'];
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return ['must map cpu, memory and ephemeral-storage to quantities such as "250m" or "64Mi"'];
   const errors: string[] = [];
   for (const [k, v] of Object.entries(value)) {
     if (!(RESOURCE_NAMES as readonly string[]).includes(k)) {

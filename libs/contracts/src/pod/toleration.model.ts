@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateBy, ValidateIf, type ValidationArguments } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateBy, ValidateIf, type ValidationArguments } from '../class-validator.js';
 import { MAX_TIMER_SECONDS } from '../limits.js';
 import { IsQualifiedName } from '../names.js';
 

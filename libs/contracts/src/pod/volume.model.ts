@@ -1,5 +1,19 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, MaxLength, Min, MinLength, Max, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  Min,
+  MinLength,
+  Max,
+  ValidateNested,
+} from '../class-validator.js';
 import { IsDns1123Label, IsDns1123Subdomain } from '../names.js';
 import { QUANTITY } from './quantity.validator.js';
 import { ObjectFieldSelector, ResourceFieldSelector } from './container.model.js';

@@ -1,4 +1,4 @@
-import { ArrayMaxSize, ArrayMinSize, Equals, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, Equals, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from '../class-validator.js';
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN } from '../pod/object-meta.model.js';
 import { parseContract } from '../validation.js';
 

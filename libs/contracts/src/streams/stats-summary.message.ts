@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, IsUUID, Min, ValidateNested } from 'class-validator';
+import { IsInt, IsOptional, IsString, IsUUID, Min, ValidateNested } from '../class-validator.js';
 
 /**
  * The kubelet's Summary API (stats/v1alpha1), the part jetlet fills: what the agent answers on
