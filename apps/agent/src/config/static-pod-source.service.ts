@@ -9,7 +9,7 @@ import { podRef } from '#observability';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { DesiredStateService } from './desired-state.service.js';
-import { parseStaticManifest, type StaticSource } from './static-pod-manifests.js';
+import type { StaticSource } from './static-pod-manifests.js';
 
 /**
  * Static pods: manifests in STATIC_POD_PATH (watched, and rescanned every
@@ -108,6 +108,8 @@ export class StaticPodSource implements OnApplicationBootstrap, OnModuleDestroy 
         next.set(origin, current);
         continue;
       }
+      // Loaded on the first manifest: its YAML parser is about 70 files a node without static pods never needs.
+      const { parseStaticManifest } = await import('./static-pod-manifests.js');
       const parsed = parseStaticManifest(text, origin, source, this.config.NODE_NAME);
       if (parsed.ok) {
         next.set(origin, parsed.pod);
