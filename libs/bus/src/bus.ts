@@ -333,14 +333,17 @@ export class Bus {
    * several processes create replicated streams at once) is waited for, not a failed boot.
    */
   async ensureStreams(): Promise<void> {
-    for (const def of Object.values(STREAM_DEFINITIONS)) {
-      await retry(() => this.ensureStream(def), {
-        initialMs: 250,
-        maxMs: 5000,
-        retryable: isUnavailable,
-        onRetry: (error, _attempt, delay) => this.logger.warn(`stream ${def.name} not ensured yet (${(error as Error).message}); retrying in ${delay} ms`),
-      });
-    }
+    // Each stream on its own: one round trip's wait for all of them, not one per stream.
+    await Promise.all(
+      Object.values(STREAM_DEFINITIONS).map((def) =>
+        retry(() => this.ensureStream(def), {
+          initialMs: 250,
+          maxMs: 5000,
+          retryable: isUnavailable,
+          onRetry: (error, _attempt, delay) => this.logger.warn(`stream ${def.name} not ensured yet (${(error as Error).message}); retrying in ${delay} ms`),
+        }),
+      ),
+    );
   }
 
   private async ensureStream(def: StreamDefinition): Promise<void> {

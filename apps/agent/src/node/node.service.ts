@@ -60,8 +60,8 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onApplicationBootstrap(): Promise<void> {
     const name = this.config.NODE_NAME;
-    this.runtimeInfo = await this.runtime.info();
-    this.identity = await this.previousIdentity();
+    // The engine and the bus answer independently: one round trip's wait, not two.
+    [this.runtimeInfo, this.identity] = await Promise.all([this.runtime.info(), this.previousIdentity()]);
     const node = await this.report();
     this.logger.log(`registered node ${name} (${this.nodeIP}, ${node.status.capacity.cpu} CPU, ${node.status.capacity.memory} memory)`);
     await this.beat();
