@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from '#contracts/class-validator';
 import { BusConfig, DNS1123_SUBDOMAIN } from '#contracts';
-import { DEFAULT_EVICTION_HARD, EVICTION_GRACE_FORMAT, EVICTION_THRESHOLDS_FORMAT } from '#domain';
+import { DEFAULT_EVICTION_HARD, EVICTION_GRACE_FORMAT, EVICTION_THRESHOLDS_FORMAT } from '#domain/eviction';
 import { NODE_LABELS_FORMAT, RESERVED_FORMAT, TAINTS_FORMAT } from './node/node-conditions.js';
 
 /** The agent's configuration, from environment variables of the same names. */

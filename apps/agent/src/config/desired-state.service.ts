@@ -1,7 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BUS, JetStreamServer, type Bus, type Delivery } from '#bus';
 import { ContractValidationError, STREAMS, SUBJECTS, type AnyEnvelope, type PodManifest } from '#contracts';
-import { assignmentCauses, checkPodSecurity, enforcedLevel, podSecurityMessage, type DesiredPod } from '#domain';
+import { assignmentCauses } from '#domain/assignment-check';
+import { checkPodSecurity, enforcedLevel, podSecurityMessage } from '#domain/pod-security';
+import type { DesiredPod } from '#domain/reconcile';
 import { podRef } from '#observability';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { parseAllDocuments } from 'yaml';
 import { ContractValidationError, parseContract, PodManifest, type FieldCause } from '#contracts';
-import { applyPodDefaults, podSpecCauses, type DesiredPod } from '#domain';
+import { applyPodDefaults, podSpecCauses } from '#domain/pod-defaults';
+import type { DesiredPod } from '#domain/reconcile';
 
 /** Where a static pod came from, as the kubelet's kubernetes.io/config.source annotation says it. */
 export type StaticSource = 'file' | 'http';

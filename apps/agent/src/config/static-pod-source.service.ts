@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import { SUBJECTS } from '#contracts';
-import type { DesiredPod } from '#domain';
+import type { DesiredPod } from '#domain/reconcile';
 import { podRef } from '#observability';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';

@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import { STREAMS, SUBJECTS } from '#contracts';
-import { ConfigTable, SecretBox, type ConfigRecord, type ConfigRefs } from '#domain';
+import { ConfigTable, type ConfigRecord } from '#domain/config-table';
+import type { ConfigRefs } from '#domain/container-env';
+import { SecretBox } from '#domain/secret-box';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 

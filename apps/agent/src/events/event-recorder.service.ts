@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import { SUBJECTS, type BackoffRecordedEvent, type ImagePullProgressEvent, type MessageData, type ProbeResultChangedEvent } from '#contracts';
-import { EventCorrelator, type EventEmission, type PodRef } from '#domain';
+import { EventCorrelator, type EventEmission } from '#domain/event-correlator';
+import type { PodRef } from '#domain/reconcile';
 import { CLOCK, systemClock, type Clock, type TimerHandle } from '#workqueue';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
@@ -84,7 +85,15 @@ export class EventRecorder implements OnModuleDestroy {
   /** Kept in the bus's outbox while the bus is unreachable, and sent when it returns. */
   private record(pod: PodRef, eventType: 'Normal' | 'Warning', reason: string, message: string, container?: string): void {
     const emission = this.correlator.observe(
-      { uid: pod.uid, namespace: pod.namespace, name: pod.name, type: eventType, reason, message, ...(container ? { fieldPath: `spec.containers{${container}}` } : {}) },
+      {
+        uid: pod.uid,
+        namespace: pod.namespace,
+        name: pod.name,
+        type: eventType,
+        reason,
+        message,
+        ...(container ? { fieldPath: `spec.containers{${container}}` } : {}),
+      },
       this.clock.now(),
     );
     if (emission) this.publish(emission);
@@ -97,12 +106,15 @@ export class EventRecorder implements OnModuleDestroy {
     if (due === undefined || (this.timer !== undefined && this.timerAt !== undefined && this.timerAt <= due)) return;
     this.clock.clearTimeout(this.timer);
     this.timerAt = due;
-    this.timer = this.clock.setTimeout(() => {
-      this.timer = undefined;
-      this.timerAt = undefined;
-      for (const emission of this.correlator.due(this.clock.now())) this.publish(emission);
-      this.schedule();
-    }, Math.max(0, due - this.clock.now()));
+    this.timer = this.clock.setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerAt = undefined;
+        for (const emission of this.correlator.due(this.clock.now())) this.publish(emission);
+        this.schedule();
+      },
+      Math.max(0, due - this.clock.now()),
+    );
     this.timer.unref?.();
   }
 

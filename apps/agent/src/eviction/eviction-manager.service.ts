@@ -4,17 +4,17 @@ import { STREAMS, SUBJECTS } from '#contracts';
 import {
   evictionMessage,
   EvictionTracker,
-  localStorageViolation,
-  parseQuantity,
   parseThresholds,
   PRESSURE_TAINTS,
   rankForEviction,
   SIGNAL_RESOURCE,
-  type DesiredPod,
   type EvictionCandidate,
   type EvictionDecision,
   type PressureCondition,
-} from '#domain';
+} from '#domain/eviction';
+import { localStorageViolation } from '#domain/local-storage-eviction';
+import { parseQuantity } from '#domain/quantity';
+import type { DesiredPod } from '#domain/reconcile';
 import { podRef } from '#observability';
 import type { RuntimeContainer } from '#runtime';
 import { AGENT_CONFIG } from '../agent.constants.js';

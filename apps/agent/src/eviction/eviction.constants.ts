@@ -1,4 +1,5 @@
-import type { DesiredPod, PodStorageUsage } from '#domain';
+import type { PodStorageUsage } from '#domain/local-storage-eviction';
+import type { DesiredPod } from '#domain/reconcile';
 import type { SignalReadings } from '../node/node-conditions.js';
 
 /** Where the eviction manager reads its signals; a test injects its own readings. */

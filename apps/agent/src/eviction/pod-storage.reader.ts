@@ -1,4 +1,5 @@
-import { hasLocalStorageLimits, type DesiredPod, type PodStorageUsage } from '#domain';
+import { hasLocalStorageLimits, type PodStorageUsage } from '#domain/local-storage-eviction';
+import type { DesiredPod } from '#domain/reconcile';
 import { LABELS, type ContainerRuntime } from '#runtime';
 import type { PodStorageReader } from './eviction.constants.js';
 import { emptyDirPath } from '../volumemanager/volume-manager.service.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import { SUBJECTS } from '#contracts';
-import { bytesToFree, ImageRecords, type ImageGcPolicy } from '#domain';
+import { bytesToFree, ImageRecords, type ImageGcPolicy } from '#domain/image-gc';
 import type { ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';

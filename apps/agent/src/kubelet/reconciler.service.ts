@@ -1,6 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { Container } from '#contracts';
-import { BackoffBook, computePodStatus, evictedStatus, isDead, planReconcile, podContainers, runtimeDownStatus, type Action, type DesiredPod } from '#domain';
+import { BackoffBook } from '#domain/backoff';
+import { podContainers } from '#domain/init-containers';
+import { computePodStatus, evictedStatus, isDead, runtimeDownStatus } from '#domain/pod-status';
+import { planReconcile, type Action, type DesiredPod } from '#domain/reconcile';
 import { podRef } from '#observability';
 import { CoalescingQueue } from '#workqueue';
 import { LABELS, type ContainerRuntime, type RuntimeContainer } from '#runtime';

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import { STREAMS, SUBJECTS } from '#contracts';
-import { ADMISSION_REASONS, admissionFailure, rejectionMessage, type AdmissionFailure, type DesiredPod } from '#domain';
+import { ADMISSION_REASONS, admissionFailure, rejectionMessage, type AdmissionFailure } from '#domain/admission';
+import type { DesiredPod } from '#domain/reconcile';
 import { podRef } from '#observability';
 import type { RuntimeContainer } from '#runtime';
 import { AGENT_CONFIG } from '../agent.constants.js';

@@ -1,7 +1,8 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Container } from '#contracts';
-import { pathUnder, PathOutsideRootError, type PodRef } from '#domain';
+import { pathUnder, PathOutsideRootError } from '#domain/path-under';
+import type { PodRef } from '#domain/reconcile';
 import { LABELS, type ContainerRuntime, type RuntimeContainer } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';

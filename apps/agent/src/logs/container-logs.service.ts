@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { PodLogOptions } from '#contracts';
-import { logContainerId, logContainerName, type DesiredPod } from '#domain';
+import { logContainerId, logContainerName } from '#domain/logs';
+import type { DesiredPod } from '#domain/reconcile';
 import type { ContainerRuntime } from '#runtime';
 import { RUNTIME } from '../agent.constants.js';
 import { DesiredStateService } from '../config/desired-state.service.js';

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statfsSync } from 'node:fs';
 import { freemem, totalmem } from 'node:os';
-import type { EvictionSignal, PressureCondition, SignalObservation, SignalObservations } from '#domain';
+import type { EvictionSignal, PressureCondition, SignalObservation, SignalObservations } from '#domain/eviction';
 import { readCgroupLimits, type CgroupLimits } from './cgroup-limits.js';
 
 /** A reading the agent could take, or why it could not. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import { STREAMS, SUBJECTS, type NodeObject } from '#contracts';
-import { parseQuantity } from '#domain';
+import { parseQuantity } from '#domain/quantity';
 import type { ContainerRuntime, RuntimeInfo } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';

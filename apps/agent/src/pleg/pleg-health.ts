@@ -1,4 +1,4 @@
-import { goDuration } from '#domain';
+import { goDuration } from '#domain/backoff';
 import type { AgentMetrics } from '../agent.metrics.js';
 
 /** The kubelet's PLEG health threshold: a relist must have completed within it. */

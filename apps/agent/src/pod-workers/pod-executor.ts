@@ -1,35 +1,16 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Container } from '#contracts';
-import {
-  BackoffBook,
-  containerSecurity,
-  CredentialKeyring,
-  type RegistryCredentials,
-  podSysctls,
-  verifyRunAsNonRoot,
-  type ContainerSecurity,
-  ContainerConfigError,
-  containerEnv,
-  envConfigRefs,
-  expandCommand,
-  containerName,
-  containerSpecHash,
-  cpuMillis,
-  isLiveSandbox,
-  isValidImageReference,
-  MINIMUM_GRACE_SECONDS,
-  memoryBytes,
-  podContainers,
-  pullKey,
-  runningSandboxes,
-  sandboxName,
-  startKey,
-  type Action,
-  type DesiredPod,
-  type PodRef,
-  type WaitingReasons,
-} from '#domain';
+import { BackoffBook, pullKey } from '#domain/backoff';
+import { ContainerConfigError, containerEnv, envConfigRefs, expandCommand } from '#domain/container-env';
+import { CredentialKeyring, type RegistryCredentials } from '#domain/credential-keyring';
+import { isValidImageReference } from '#domain/image-reference';
+import { podContainers } from '#domain/init-containers';
+import { containerName, containerSpecHash, sandboxName } from '#domain/pod-naming';
+import { isLiveSandbox, runningSandboxes, type WaitingReasons } from '#domain/pod-status';
+import { cpuMillis, memoryBytes } from '#domain/quantity';
+import { MINIMUM_GRACE_SECONDS, startKey, type Action, type DesiredPod, type PodRef } from '#domain/reconcile';
+import { containerSecurity, podSysctls, verifyRunAsNonRoot, type ContainerSecurity } from '#domain/security-context';
 import { podRef } from '#observability';
 import { LABELS, type ContainerRuntime, type PullProgressSnapshot, type RuntimeContainer } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';

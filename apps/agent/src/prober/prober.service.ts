@@ -1,6 +1,10 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Container, Probe } from '#contracts';
-import { containerSpecHash, podContainers, ProbeTracker, runningSandboxes, type DesiredPod, type ProbeResults, type ProbeType } from '#domain';
+import { podContainers } from '#domain/init-containers';
+import { containerSpecHash } from '#domain/pod-naming';
+import { runningSandboxes } from '#domain/pod-status';
+import { ProbeTracker, type ProbeType } from '#domain/probe-tracker';
+import type { DesiredPod, ProbeResults } from '#domain/reconcile';
 import { podRef } from '#observability';
 import { LABELS, type RuntimeContainer } from '#runtime';
 import { AgentMetrics } from '../agent.metrics.js';

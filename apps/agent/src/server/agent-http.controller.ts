@@ -2,7 +2,7 @@ import { Controller, Get, Header, Inject, Logger, Param, Query, Res, UseGuards }
 import type { Response } from 'express';
 import { BUS, type Bus } from '#bus';
 import { ContractValidationError, parsePodLogQuery, PodLogQueryError, type Pod, type PodLogOptions } from '#contracts';
-import { goDuration } from '#domain';
+import { goDuration } from '#domain/backoff';
 import { metricsRegistry } from '#observability';
 import { LABELS, type ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { type ContainerStatsSummary, type PodStatsSummary, type StatsSummary } from '#contracts';
-import { meminfoWorkingSetBytes, nanoCores, procStatBusyNanoseconds, runningContainerId, type CpuSample } from '#domain';
+import { meminfoWorkingSetBytes, nanoCores, procStatBusyNanoseconds, type CpuSample } from '#domain/resource-usage';
+import { runningContainerId } from '#domain/streams';
 import type { ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BUS, type Bus } from '#bus';
 import { STREAMS, SUBJECTS, type PodStatus } from '#contracts';
-import type { PodRef } from '#domain';
+import type { PodRef } from '#domain/reconcile';
 import { podRef } from '#observability';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';

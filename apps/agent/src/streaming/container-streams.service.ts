@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { PodStreamRequest } from '#contracts';
-import { podContainers, runningContainerId, type DesiredPod } from '#domain';
+import { podContainers } from '#domain/init-containers';
+import type { DesiredPod } from '#domain/reconcile';
+import { runningContainerId } from '#domain/streams';
 import type { ContainerRuntime, ProcessStream } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';

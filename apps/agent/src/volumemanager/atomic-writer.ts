@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, chown, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { pathUnder, type VolumeFile } from '#domain';
+import { pathUnder } from '#domain/path-under';
+import type { VolumeFile } from '#domain/volumes';
 
 /** The link that names the current timestamped directory, as the kubelet's AtomicWriter calls it. */
 export const DATA_DIR = '..data';
@@ -109,7 +110,8 @@ export class AtomicWriter {
       const target = await readlink(join(this.dir, entry.name));
       if (target.startsWith(`${DATA_DIR}/`)) await unlink(join(this.dir, entry.name));
     }
-    if (previous && previous !== name && previous.startsWith('..') && !previous.includes('/')) await rm(pathUnder(this.dir, previous), { recursive: true, force: true });
+    if (previous && previous !== name && previous.startsWith('..') && !previous.includes('/'))
+      await rm(pathUnder(this.dir, previous), { recursive: true, force: true });
     return true;
   }
 }

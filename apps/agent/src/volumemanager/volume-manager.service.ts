@@ -2,7 +2,10 @@ import { chmod, chown, lstat, mkdir, open, realpath, stat } from 'node:fs/promis
 import { dirname, relative, isAbsolute, resolve, sep } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { memoryBytes, type Container, type Volume, type VolumeSourceKind } from '#contracts';
-import { ContainerConfigError, isProjectedKind, pathUnder, projectVolume, volumeConfigRefs, volumeKind, type DesiredPod, type PodRef } from '#domain';
+import { ContainerConfigError } from '#domain/container-env';
+import { pathUnder } from '#domain/path-under';
+import type { DesiredPod, PodRef } from '#domain/reconcile';
+import { isProjectedKind, projectVolume, volumeConfigRefs, volumeKind } from '#domain/volumes';
 import { podRef } from '#observability';
 import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
