@@ -50,6 +50,16 @@ export class HollowConfig {
   @IsIn(['released', 'kept'])
   HOLLOW_BOOTSTRAP_STATE: 'released' | 'kept' = 'released';
 
+  /**
+   * How many times each agent is started before the process gives up on it (and stops): a
+   * start whose bus requests time out (the consumer's creation, the registration's
+   * acknowledgement) is closed and tried again after a back-off, as a kubelet retries.
+   */
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  HOLLOW_START_ATTEMPTS: number = 6;
+
   /** The process's `/metrics` (every hollow node's series, labelled `node`, beside the process's own) on this port; unset: not served. */
   @IsOptional()
   @IsInt()
