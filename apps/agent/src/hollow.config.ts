@@ -51,6 +51,15 @@ export class HollowConfig {
   HOLLOW_BOOTSTRAP_STATE: 'released' | 'kept' = 'released';
 
   /**
+   * `released`: once an agent runs, Nest's whole container (modules, provider wrappers,
+   * injector, scanners) is let go, and the agent is closed through what `close()` needs of it
+   * (see releaseContainer); `kept`: the application is kept as Nest made it. Only with
+   * HOLLOW_MODULES=packed.
+   */
+  @IsIn(['released', 'kept'])
+  HOLLOW_CONTAINER: 'released' | 'kept' = 'released';
+
+  /**
    * How many times each agent is started before the process gives up on it (and stops): a
    * start whose bus requests time out (the consumer's creation, the registration's
    * acknowledgement) is closed and tried again after a back-off, as a kubelet retries.

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
-import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
+import type { DynamicModule, INestApplicationContext, INestMicroservice } from '@nestjs/common';
 import type { AsyncMicroserviceOptions } from '@nestjs/microservices';
 import { Counter } from 'prom-client';
 import { Bus, busTls, JetStreamServer } from '#bus';
@@ -13,9 +13,9 @@ import { identityName, loadConfig, type HollowIdentity } from '#contracts';
 import { createLogger, metricsRegistry, serveMetrics } from '#observability';
 import { AgentConfig } from './agent.config.js';
 import { AgentModule } from './agent.module.js';
-import { startAgent } from './agent-start.js';
+import { startAgent, type Closable } from './agent-start.js';
 import { HollowConfig } from './hollow.config.js';
-import { packModules, releaseBootstrapState } from './hollow-module.js';
+import { packModules, releaseBootstrapState, releaseContainer } from './hollow-module.js';
 
 /** Agents started at once: each opens its consumer (and, with HOLLOW_CONNECTIONS=per-node, connects and checks the streams), which the server serialises. */
 const START_CONCURRENCY = 25;
@@ -52,7 +52,8 @@ async function bootstrap(): Promise<void> {
   const identity: HollowIdentity = { kind: 'hollow', prefix: hollow.HOLLOW_PREFIX, first: hollow.HOLLOW_FIRST_INDEX, count: hollow.HOLLOW_NODES };
   if (process.env.NATS_NKEY_SEED_FILE) logger.log(`connecting as NATS identity ${identityName(identity)}`, 'Hollow');
 
-  const contexts: INestApplicationContext[] = [];
+  /** Every agent's application, or what is kept of it to close it (releaseContainer). */
+  const contexts: Closable[] = [];
   let connection: Bus | undefined;
   let metricsServer: Server | undefined;
   let stopping: Promise<void> | undefined;
@@ -137,7 +138,10 @@ async function bootstrap(): Promise<void> {
           },
         },
       );
-      if (hollow.HOLLOW_BOOTSTRAP_STATE === 'released') releaseBootstrapState(app);
+      if (hollow.HOLLOW_MODULES === 'packed' && hollow.HOLLOW_CONTAINER === 'released') {
+        // The agent runs on without Nest's container: only what closing it needs is kept.
+        contexts[contexts.indexOf(app)] = releaseContainer(app as INestMicroservice);
+      } else if (hollow.HOLLOW_BOOTSTRAP_STATE === 'released') releaseBootstrapState(app);
     }
   };
   /** Builds and runs one agent's application; `track` gets it as soon as it exists, so a failed start can be closed. */
