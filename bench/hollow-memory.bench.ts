@@ -87,6 +87,8 @@ interface Sample {
   rssMiB: number;
   cpuPercent: number;
   sockets: number;
+  /** Agents started again because a bus request of their start-up timed out (the process logs each). */
+  startRetries: number;
 }
 
 /** utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15). */
@@ -137,7 +139,16 @@ async function measure(cluster: Cluster, shape: Shape, nodes: number, round: num
     const [c0, t0] = [cpuSeconds(pid), performance.now()];
     await sleep(WINDOW_MS);
     const [c1, t1] = [cpuSeconds(pid), performance.now()];
-    const sample = { shape, round, nodes, bootSeconds, rssMiB: rssKiB(pid) / 1024, cpuPercent: ((c1 - c0) / ((t1 - t0) / 1000)) * 100, sockets: sockets(pid) };
+    const sample = {
+      shape,
+      round,
+      nodes,
+      bootSeconds,
+      rssMiB: rssKiB(pid) / 1024,
+      cpuPercent: ((c1 - c0) / ((t1 - t0) / 1000)) * 100,
+      sockets: sockets(pid),
+      startRetries: proc.output.filter((line) => /did not start \(attempt/.test(line)).length,
+    };
     console.log(
       `${shape.name} ${nodes}: ${fmt(sample.rssMiB, 0)} MiB, ${fmt((sample.rssMiB * 1024) / nodes, 0)} KiB per node, ${fmt(sample.cpuPercent, 1)} % CPU, Ready after ${fmt(bootSeconds, 0)} s`,
     );
@@ -191,6 +202,7 @@ printTable(
     ['steady-state CPU (% of one core)', ...samples.map((s) => fmt(s.cpuPercent, 1)), '-'],
     ['nodes one core carries at that CPU', ...samples.map((s) => fmt(perCore(s), 0)), `>= ${TARGET_PER_CORE}`],
     ['sockets open (NATS connections)', ...samples.map((s) => s.sockets), '-'],
+    ['agents started again after a start-up request failed', ...samples.map((s) => s.startRetries), '-'],
   ],
 );
 if (failures > 0) process.exitCode = 1;
