@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Cluster, uniqueName } from '../test/harness/cluster.js';
 import { HOLLOW_NODE_FLAGS, HOLLOW_READY, readyHollowNodes, spawnHollow } from '../test/harness/hollow.js';
 import { sleep, waitFor } from '../test/harness/processes.js';
@@ -13,14 +14,19 @@ import { fmt, printTable, rssKiB, workTimeoutMs } from './bench-util.js';
  *   agent, Nest's bootstrap state kept, Node's default heap;
  * - `before`: one shared connection and each agent's modules packed, HOLLOW_NODE_FLAGS, but a
  *   metrics registry per agent and Nest's bootstrap state kept;
- * - `now`: as launched (metric families shared by the process, labelled by node; Nest's
- *   bootstrap state released once each agent runs).
+ * - `bootstrap`: metric families shared by the process, labelled by node, and Nest's bootstrap
+ *   state released once each agent runs, but its container kept;
+ * - `now`: as launched (Nest's whole container let go once each agent runs);
+ * - `baseline`: `now`'s settings run by another build, the one in BENCH_HOLLOW_BASELINE (a
+ *   `dist` directory), which adds it to the default shapes: an A/B in one run, alternately.
  * The targets are kubemark's scale: at least 1,000 hollow nodes per core and at most 200 KiB each.
  */
 const SIZES = (process.env.BENCH_HOLLOW_SIZES ?? '250,1000').split(',').filter(Boolean).map(Number);
 /** After every node is Ready: registrations, first statuses and the first resyncs settle. */
 const SETTLE_MS = Number(process.env.BENCH_HOLLOW_SETTLE_MS ?? 20_000);
 const WINDOW_MS = Number(process.env.BENCH_HOLLOW_WINDOW_MS ?? 30_000);
+/** Each size in each shape, this many times over, the shapes alternating: memory varies a little run to run. */
+const ROUNDS = Number(process.env.BENCH_HOLLOW_ROUNDS ?? 1);
 const TARGET_KIB = 200;
 const TARGET_PER_CORE = 1000;
 const CLK_TCK = 100;
@@ -29,26 +35,45 @@ interface Shape {
   name: string;
   env: Record<string, string>;
   nodeFlags: string[];
+  /** Another build's hollow.js; this build's by default. */
+  script?: string;
 }
+
+const BASELINE = process.env.BENCH_HOLLOW_BASELINE;
 
 const ALL_SHAPES: Shape[] = [
   {
     name: 'first',
-    env: { HOLLOW_CONNECTIONS: 'per-node', HOLLOW_MODULES: 'per-folder', HOLLOW_METRICS: 'per-node', HOLLOW_BOOTSTRAP_STATE: 'kept' },
+    env: { HOLLOW_CONNECTIONS: 'per-node', HOLLOW_MODULES: 'per-folder', HOLLOW_METRICS: 'per-node', HOLLOW_BOOTSTRAP_STATE: 'kept', HOLLOW_CONTAINER: 'kept' },
     nodeFlags: [],
   },
   {
     name: 'before',
-    env: { HOLLOW_CONNECTIONS: 'shared', HOLLOW_MODULES: 'packed', HOLLOW_METRICS: 'per-node', HOLLOW_BOOTSTRAP_STATE: 'kept' },
+    env: { HOLLOW_CONNECTIONS: 'shared', HOLLOW_MODULES: 'packed', HOLLOW_METRICS: 'per-node', HOLLOW_BOOTSTRAP_STATE: 'kept', HOLLOW_CONTAINER: 'kept' },
+    nodeFlags: HOLLOW_NODE_FLAGS,
+  },
+  {
+    name: 'bootstrap',
+    env: { HOLLOW_CONNECTIONS: 'shared', HOLLOW_MODULES: 'packed', HOLLOW_METRICS: 'shared', HOLLOW_BOOTSTRAP_STATE: 'released', HOLLOW_CONTAINER: 'kept' },
     nodeFlags: HOLLOW_NODE_FLAGS,
   },
   {
     name: 'now',
-    env: { HOLLOW_CONNECTIONS: 'shared', HOLLOW_MODULES: 'packed', HOLLOW_METRICS: 'shared', HOLLOW_BOOTSTRAP_STATE: 'released' },
+    env: { HOLLOW_CONNECTIONS: 'shared', HOLLOW_MODULES: 'packed', HOLLOW_METRICS: 'shared', HOLLOW_BOOTSTRAP_STATE: 'released', HOLLOW_CONTAINER: 'released' },
     nodeFlags: HOLLOW_NODE_FLAGS,
   },
+  ...(BASELINE
+    ? [
+        {
+          name: 'baseline',
+          env: { HOLLOW_CONNECTIONS: 'shared', HOLLOW_MODULES: 'packed', HOLLOW_METRICS: 'shared', HOLLOW_BOOTSTRAP_STATE: 'released' },
+          nodeFlags: HOLLOW_NODE_FLAGS,
+          script: join(resolve(BASELINE), 'apps/agent/src/hollow.js'),
+        },
+      ]
+    : []),
 ];
-const SHAPES = (process.env.BENCH_HOLLOW_SHAPES ?? 'before,now').split(',').map((name) => {
+const SHAPES = (process.env.BENCH_HOLLOW_SHAPES ?? (BASELINE ? 'baseline,now' : 'before,now')).split(',').map((name) => {
   const shape = ALL_SHAPES.find((s) => s.name === name);
   if (!shape) throw new Error(`BENCH_HOLLOW_SHAPES: no shape ${name} (${ALL_SHAPES.map((s) => s.name).join(', ')})`);
   return shape;
@@ -56,11 +81,14 @@ const SHAPES = (process.env.BENCH_HOLLOW_SHAPES ?? 'before,now').split(',').map(
 
 interface Sample {
   shape: Shape;
+  round: number;
   nodes: number;
   bootSeconds: number;
   rssMiB: number;
   cpuPercent: number;
   sockets: number;
+  /** Agents started again because a bus request of their start-up timed out (the process logs each). */
+  startRetries: number;
 }
 
 /** utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15). */
@@ -82,7 +110,7 @@ function sockets(pid: number): number {
 }
 
 /** One process of `nodes` hollow agents in `shape`: Ready in the API, settled, then its RSS and its CPU over WINDOW_MS. */
-async function measure(cluster: Cluster, shape: Shape, nodes: number): Promise<Sample> {
+async function measure(cluster: Cluster, shape: Shape, nodes: number, round: number): Promise<Sample> {
   const prefix = uniqueName(`hm-${shape.name}`);
   const startedAt = performance.now();
   const proc = spawnHollow(
@@ -92,6 +120,7 @@ async function measure(cluster: Cluster, shape: Shape, nodes: number): Promise<S
     { HEARTBEAT_SECONDS: '10', RESYNC_SECONDS: '10', LOG_LEVEL: 'warn', ...shape.env },
     0,
     shape.nodeFlags,
+    shape.script,
   );
   // A process that dies (a signal, say) fails the measurement at once, with its last lines.
   const died = new Promise<never>((_, reject) =>
@@ -110,7 +139,16 @@ async function measure(cluster: Cluster, shape: Shape, nodes: number): Promise<S
     const [c0, t0] = [cpuSeconds(pid), performance.now()];
     await sleep(WINDOW_MS);
     const [c1, t1] = [cpuSeconds(pid), performance.now()];
-    const sample = { shape, nodes, bootSeconds, rssMiB: rssKiB(pid) / 1024, cpuPercent: ((c1 - c0) / ((t1 - t0) / 1000)) * 100, sockets: sockets(pid) };
+    const sample = {
+      shape,
+      round,
+      nodes,
+      bootSeconds,
+      rssMiB: rssKiB(pid) / 1024,
+      cpuPercent: ((c1 - c0) / ((t1 - t0) / 1000)) * 100,
+      sockets: sockets(pid),
+      startRetries: proc.output.filter((line) => /did not start \(attempt/.test(line)).length,
+    };
     console.log(
       `${shape.name} ${nodes}: ${fmt(sample.rssMiB, 0)} MiB, ${fmt((sample.rssMiB * 1024) / nodes, 0)} KiB per node, ${fmt(sample.cpuPercent, 1)} % CPU, Ready after ${fmt(bootSeconds, 0)} s`,
     );
@@ -124,15 +162,16 @@ const cluster = await Cluster.start();
 const samples: Sample[] = [];
 let failures = 0;
 try {
-  for (const nodes of SIZES)
-    for (const shape of SHAPES) {
-      try {
-        samples.push(await measure(cluster, shape, nodes));
-      } catch (error) {
-        failures++;
-        console.error(`${shape.name} at ${nodes} nodes failed: ${(error as Error).stack ?? String(error)}`);
+  for (let round = 1; round <= ROUNDS; round++)
+    for (const nodes of SIZES)
+      for (const shape of SHAPES) {
+        try {
+          samples.push(await measure(cluster, shape, nodes, round));
+        } catch (error) {
+          failures++;
+          console.error(`${shape.name} at ${nodes} nodes failed: ${(error as Error).stack ?? String(error)}`);
+        }
       }
-    }
 } finally {
   await cluster.stop();
 }
@@ -145,6 +184,11 @@ function describe(shape: Shape): string {
 }
 
 const perNodeKiB = (s: Sample): number => (s.rssMiB * 1024) / s.nodes;
+/** What one more node adds: the RSS between this size and the shape's smallest, per node between them. */
+const perExtraNodeKiB = (s: Sample): string => {
+  const smallest = samples.filter((o) => o.shape === s.shape && o.round === s.round).reduce((a, b) => (b.nodes < a.nodes ? b : a), s);
+  return smallest.nodes === s.nodes ? '-' : fmt(((s.rssMiB - smallest.rssMiB) * 1024) / (s.nodes - smallest.nodes), 0);
+};
 const perCore = (s: Sample): number => s.nodes / (s.cpuPercent / 100);
 printTable(
   `hollow nodes, one process each, by shape (${SHAPES.map((s) => `${s.name}: ${describe(s)}`).join('; ')}); heartbeats and resyncs every 10 s, RSS after ${SETTLE_MS / 1000} s settled, CPU over ${WINDOW_MS / 1000} s, same run`,
@@ -154,9 +198,11 @@ printTable(
     ['spawn to every node Ready in the API (s)', ...samples.map((s) => fmt(s.bootSeconds, 0)), '-'],
     ['process resident memory, VmRSS (MiB)', ...samples.map((s) => fmt(s.rssMiB, 0)), '-'],
     ['resident memory per node (KiB)', ...samples.map((s) => fmt(perNodeKiB(s), 0)), `<= ${TARGET_KIB}`],
+    ['resident memory per node beyond the smallest size (KiB)', ...samples.map(perExtraNodeKiB), '-'],
     ['steady-state CPU (% of one core)', ...samples.map((s) => fmt(s.cpuPercent, 1)), '-'],
     ['nodes one core carries at that CPU', ...samples.map((s) => fmt(perCore(s), 0)), `>= ${TARGET_PER_CORE}`],
     ['sockets open (NATS connections)', ...samples.map((s) => s.sockets), '-'],
+    ['agents started again after a start-up request failed', ...samples.map((s) => s.startRetries), '-'],
   ],
 );
 if (failures > 0) process.exitCode = 1;

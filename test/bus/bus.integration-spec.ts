@@ -232,4 +232,35 @@ describe('Bus', () => {
     assert.deepEqual(skipped, [{ subject, seq: ack.seq }]);
     await sub.stop();
   });
+
+  it("keeps a Bus riding another's connection current with it across a server restart, and its consumers back", async () => {
+    const nodeName = `rider-${randomUUID().slice(0, 8)}`;
+    const rider = await Bus.connect({ servers: nats.url, name: 'bus-rider', source: { component: 'agent', node: nodeName }, shareConnectionOf: sut });
+    const seen: string[] = [];
+    const subscription = await rider.follow(STREAMS.nodes, { filterSubject: SUBJECTS.nodeHeartbeat(nodeName), from: 'new' }, (envelope) => {
+      seen.push(envelope.id);
+    });
+    try {
+      assert.equal(rider.connected, true);
+      await nats.kill();
+      await waitFor('the rider to hear that the connection is lost', () => !rider.connected);
+      await nats.restart();
+      await waitFor('the owner and its rider to be connected again', () => sut.connected && rider.connected);
+      // The rider's consumer, opened again when the rider heard the connection came back, delivers what it publishes.
+      const published = await waitFor('a publish through the rider to be taken', () =>
+        rider
+          .publish(
+            SUBJECTS.nodeHeartbeat(nodeName),
+            'NodeHeartbeat',
+            { nodeName, renewTime: new Date().toISOString(), runningPods: 0 },
+            { correlationId: nodeName },
+          )
+          .catch(() => undefined),
+      );
+      await waitFor("the heartbeat to reach the rider's consumer", () => seen.includes(published.envelope.id));
+    } finally {
+      await subscription.stop();
+      await rider.close();
+    }
+  });
 });

@@ -18,7 +18,8 @@ export const HOLLOW_NODE_FLAGS = ['--optimize-for-size'];
 /**
  * Spawns one process of `count` hollow agents named `${prefix}-${first}` ... against
  * `natsUrl`, without waiting; `waitForLine(HOLLOW_READY)` waits until all are up.
- * `nodeFlags`: HOLLOW_NODE_FLAGS unless a bench measures without them.
+ * `nodeFlags`: HOLLOW_NODE_FLAGS unless a bench measures without them. `script`: another
+ * build's hollow.js, for a bench that measures against it.
  */
 export function spawnHollow(
   natsUrl: string,
@@ -27,8 +28,9 @@ export function spawnHollow(
   env: Record<string, string> = {},
   first = 0,
   nodeFlags: string[] = HOLLOW_NODE_FLAGS,
+  script = HOLLOW,
 ): ManagedProcess {
-  const child = spawn(process.execPath, [...profileArgs(), ...nodeFlags, HOLLOW], {
+  const child = spawn(process.execPath, [...profileArgs(), ...nodeFlags, script], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -1,11 +1,16 @@
 import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { JetStreamServer } from '#bus';
 import { loadConfig } from '#contracts';
 import { createLogger } from '#observability';
 import { AgentConfig } from './agent.config.js';
 import { AgentModule } from './agent.module.js';
+import { startAgent } from './agent-start.js';
 import { serveStartupHealth } from './server/startup-health.js';
+
+/** Starts of the agent before the process gives up (and its supervisor restarts it). */
+const START_ATTEMPTS = 6;
 
 async function bootstrap(): Promise<void> {
   const logger = createLogger('agent');
@@ -18,12 +23,31 @@ async function bootstrap(): Promise<void> {
     config.AGENT_ADDRESS,
     () => `registering node ${config.NODE_NAME}: waiting for the bus at ${config.NATS_URL}`,
   );
-  const app = await NestFactory.create(AgentModule.forConfig(config), { logger });
-  app.enableShutdownHooks();
-  app.connectMicroservice({ strategy: app.get(JetStreamServer) });
-  await app.init();
-  // Resolves once the node's assignments are read: the agent says it is up after that.
-  await app.startAllMicroservices();
+  // A start whose bus requests time out (the consumer's creation, the registration's
+  // acknowledgement) is closed and made again after a back-off; a refusal ends the process.
+  const app = await startAgent<INestApplication>(
+    async (track) => {
+      const app = await NestFactory.create(AgentModule.forConfig(config), { logger });
+      track(app);
+      app.enableShutdownHooks();
+      app.connectMicroservice({ strategy: app.get(JetStreamServer) });
+      await app.init();
+      // Resolves once the node's assignments are read: the agent says it is up after that.
+      await app.startAllMicroservices();
+      return app;
+    },
+    {
+      node: config.NODE_NAME,
+      attempts: START_ATTEMPTS,
+      initialMs: 1000,
+      maxMs: 16_000,
+      onRetry: (error, attempt, delayMs) =>
+        logger.warn(
+          `agent did not start (attempt ${attempt} of ${START_ATTEMPTS}): ${(error as Error).message}; starting it again in ${delayMs} ms`,
+          'Bootstrap',
+        ),
+    },
+  );
   await new Promise<void>((resolve) => (startup ? startup.close(() => resolve()) : resolve()));
   await app.listen(config.AGENT_PORT, config.AGENT_ADDRESS);
   logger.log(`agent for node ${config.NODE_NAME} serving on ${await app.getUrl()}`, 'Bootstrap');

@@ -1,12 +1,25 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Global, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import {
+  Controller,
+  Global,
+  Injectable,
+  Module,
+  type BeforeApplicationShutdown,
+  type DynamicModule,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { LazyModuleLoader, ModulesContainer, NestFactory } from '@nestjs/core';
+import { EventPattern, MessagePattern, Payload, Server, type CustomTransportStrategy, type MicroserviceOptions } from '@nestjs/microservices';
 import { loadConfig } from '#contracts';
 import { AgentConfig } from './agent.config.js';
 import { AgentModule } from './agent.module.js';
-import { packModules, releaseBootstrapState } from './hollow-module.js';
+import { packModules, releaseBootstrapState, releaseContainer } from './hollow-module.js';
 
 const calls: string[] = [];
 
@@ -124,5 +137,133 @@ describe('releaseBootstrapState', () => {
     assert.equal(late.get(Late).bus, app.get(Bus));
     await app.close();
     assert.deepEqual(calls, ['bus up', 'store up', 'loop up', 'bus down']);
+  });
+});
+
+describe('releaseContainer', () => {
+  const log: string[] = [];
+
+  /** A transport that only keeps its handlers, so a test can call them as a message would. */
+  class Transport extends Server implements CustomTransportStrategy {
+    listen(callback: () => void): void {
+      callback();
+    }
+    close(): void {
+      log.push('transport closed');
+    }
+    on(): never {
+      throw new Error('no events');
+    }
+    unwrap<T>(): T {
+      return this as unknown as T;
+    }
+  }
+
+  @Injectable()
+  class Connection implements OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
+    onModuleDestroy(): void {
+      log.push('connection destroy');
+    }
+    beforeApplicationShutdown(signal?: string): void {
+      log.push(`connection before shutdown ${signal}`);
+    }
+    onApplicationShutdown(): void {
+      log.push('connection shutdown');
+    }
+  }
+
+  @Global()
+  @Module({ providers: [Connection], exports: [Connection] })
+  class ConnectionModule {}
+
+  @Injectable()
+  class Counter implements OnModuleDestroy {
+    count = 0;
+    constructor(readonly connection: Connection) {}
+    async onModuleDestroy(): Promise<void> {
+      await new Promise((r) => setImmediate(r));
+      log.push('counter destroy');
+    }
+  }
+
+  @Injectable()
+  class Reporter implements OnModuleDestroy, OnApplicationShutdown {
+    constructor(readonly counter: Counter) {}
+    onModuleDestroy(): void {
+      log.push('reporter destroy');
+    }
+    onApplicationShutdown(): void {
+      throw new Error('a failing hook is logged, not thrown');
+    }
+  }
+
+  @Controller()
+  class CountController {
+    constructor(readonly counter: Counter) {}
+    @EventPattern('count')
+    count(@Payload() by: number): void {
+      this.counter.count += by;
+    }
+    @MessagePattern('total')
+    total(): number {
+      return this.counter.count;
+    }
+  }
+
+  @Module({ providers: [Counter, Reporter], controllers: [CountController] })
+  class CountModule {}
+
+  const start = async (): Promise<{ app: Awaited<ReturnType<typeof NestFactory.createMicroservice>>; transport: Transport }> => {
+    const transport = new Transport();
+    const app = await NestFactory.createMicroservice<MicroserviceOptions>(
+      packModules({ module: Root, imports: [{ module: ConnectionModule, global: true }, CountModule] }),
+      {
+        strategy: transport,
+        logger: false,
+      },
+    );
+    await app.listen();
+    return { app, transport };
+  };
+
+  it('closes as Nest would: the transport, then each shutdown hook by module and dependency level', async () => {
+    const nest = await start();
+    log.length = 0;
+    await nest.app.close();
+    const expected = [...log];
+    assert.deepEqual(expected.slice(0, 2), ['transport closed', 'reporter destroy'], 'the fixture orders hooks as this test expects');
+
+    const released = await start();
+    log.length = 0;
+    const sut = releaseContainer(released.app);
+    await sut.close();
+    assert.deepEqual(log, expected);
+    await sut.close();
+    assert.deepEqual(log, expected, 'a second close does nothing more');
+  });
+
+  it("empties Nest's container; the handlers still run on the providers they were made with, which Nest then lets go of", async () => {
+    // As a hollow process does, only the transport and the ReleasedAgent are kept, not the application.
+    const { transport, sut, container, gone } = await (async () => {
+      const { app, transport } = await start();
+      const container = app.get(ModulesContainer, { strict: false });
+      const counter = [...container.values()].flatMap((m) => [...m.providers.values()]).find((w) => w.token === Counter);
+      assert.ok(counter, 'the fixture has a Counter wrapper');
+      return { transport, sut: releaseContainer(app), container, gone: new WeakRef(counter) };
+    })();
+    assert.equal(container.size, 0);
+
+    await transport.getHandlerByPattern('count')?.(2);
+    await transport.getHandlerByPattern('count')?.(3);
+    const total: unknown = await transport.getHandlerByPattern('total')?.(undefined);
+    assert.equal(await (total as Promise<unknown>), 5);
+
+    // Nothing the agent keeps reaches the wrappers Nest made its providers with.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    await new Promise((r) => setImmediate(r));
+    gc();
+    assert.equal(gone.deref(), undefined, "a provider's InstanceWrapper outlives the release: Nest keeps it somewhere new");
+    await sut.close();
   });
 });

@@ -1,6 +1,17 @@
-import type { DynamicModule, INestApplicationContext, Provider, Type } from '@nestjs/common';
-import { ModulesContainer } from '@nestjs/core';
+import {
+  Logger,
+  type DynamicModule,
+  type INestApplicationContext,
+  type INestMicroservice,
+  type InjectionToken,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
+import { INQUIRER, ModulesContainer, REQUEST } from '@nestjs/core';
+import { getInstancesGroupedByHierarchyLevel } from '@nestjs/core/hooks/utils/get-instances-grouped-by-hierarchy-level.js';
+import { getSortedHierarchyLevels } from '@nestjs/core/hooks/utils/get-sorted-hierarchy-levels.js';
 import { STATIC_CONTEXT } from '@nestjs/core/injector/constants.js';
+import { INSTANCE_METADATA_SYMBOL, type InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { PATTERN_METADATA } from '@nestjs/microservices/constants.js';
 
 type ModuleLike = Type | DynamicModule;
@@ -89,4 +100,142 @@ export function releaseBootstrapState(app: INestApplicationContext): number {
   const links = app as unknown as { _instanceLinksHost?: unknown };
   if ('_instanceLinksHost' in links) links._instanceLinksHost = undefined;
   return released;
+}
+
+/** The shutdown hooks Nest calls at close, in its order. */
+const SHUTDOWN_HOOKS = ['onModuleDestroy', 'beforeApplicationShutdown', 'onApplicationShutdown'] as const;
+type ShutdownHook = (typeof SHUTDOWN_HOOKS)[number];
+type HookHost = Partial<Record<ShutdownHook, () => unknown>>;
+
+/** What Nest keeps of a module, as its hooks read it (`@nestjs/core/hooks`). */
+interface HookedModule {
+  getNonAliasProviders(): Array<[InjectionToken, InstanceWrapper]>;
+  controllers: Map<InjectionToken, InstanceWrapper>;
+  injectables: Map<InjectionToken, InstanceWrapper>;
+  middlewares: Map<InjectionToken, InstanceWrapper>;
+}
+
+/** What `releaseContainer` empties of a Nest module: its maps and sets of imports, wrappers and exports. */
+const MODULE_COLLECTIONS = ['_imports', '_providers', '_injectables', '_middlewares', '_controllers', '_entryProviderKeys', '_exports'] as const;
+
+/** The parts of a Nest microservice `releaseContainer` reads and empties. */
+interface MicroserviceInternals {
+  serverInstance?: { close(): unknown };
+  getModulesToTriggerHooksOn?: () => HookedModule[];
+  container?: {
+    getModules(): Map<string, HookedModule & Partial<Record<(typeof MODULE_COLLECTIONS)[number], unknown>>>;
+    globalModules?: unknown;
+    dynamicModulesMetadata?: unknown;
+    serializedGraph?: { nodes?: unknown; edges?: unknown; entrypoints?: unknown };
+  };
+  microservicesModule?: { listenersController?: { metadataExplorer?: { metadataScanner?: { cachedScannedPrototypes?: unknown } } } };
+}
+
+/** Empties a Map or Set of Nest's; anything else means Nest changed under releaseContainer, which then stops. */
+function empty(collection: unknown, what: string): void {
+  if (!(collection instanceof Map || collection instanceof Set)) throw new Error(`Nest's ${what} is not a Map or Set; its container cannot be released`);
+  collection.clear();
+}
+
+/** Nest's own request-scoped and transient providers, in every application and made only when injected (never in a hollow agent). */
+const NEST_SCOPED_TOKENS = new Set<InjectionToken>([REQUEST, INQUIRER]);
+
+const hasShutdownHook = (instance: unknown): instance is HookHost =>
+  typeof instance === 'object' && instance !== null && SHUTDOWN_HOOKS.some((hook) => typeof (instance as HookHost)[hook] === 'function');
+
+/**
+ * A running agent without Nest's container: its transport and, in the order Nest's `close()`
+ * would call them, the instances with a shutdown hook. Closing it does what closing the
+ * microservice did: the transport closes, then every `onModuleDestroy`, every
+ * `beforeApplicationShutdown`, every `onApplicationShutdown`, each by module (farthest from
+ * the root first) and within one by dependency level, a level's hooks at once, a failing hook
+ * logged as Nest logs it.
+ */
+export class ReleasedAgent {
+  private closing?: Promise<void>;
+
+  constructor(
+    private readonly server: { close(): unknown },
+    /** Groups of instances whose hooks run together, in order. */
+    private readonly groups: HookHost[][],
+  ) {}
+
+  /** As a Nest microservice's `close()`, which passes its hooks no signal. */
+  close(): Promise<void> {
+    return (this.closing ??= (async () => {
+      await this.server.close();
+      for (const hook of SHUTDOWN_HOOKS)
+        for (const group of this.groups) {
+          const results = await Promise.allSettled(group.filter((i) => typeof i[hook] === 'function').map(async (i) => i[hook]?.()));
+          for (const r of results) if (r.status === 'rejected') Logger.error(r.reason, (r.reason as Error | undefined)?.stack);
+        }
+    })());
+  }
+}
+
+/**
+ * Lets go of Nest's whole container once an agent runs: the modules, their ModuleRef classes,
+ * the wrapper and its per-context maps of every provider, the injector, the scanners and the
+ * graph Nest made while it built the agent (a third of a hollow agent's heap). What the agent
+ * runs on is kept by what uses it (its consumers and subscriptions hold the handlers, the
+ * handlers their controllers, timers their services); what `close()` needs, the transport
+ * and the instances with shutdown hooks in Nest's order, is taken first into the returned
+ * ReleasedAgent, which the caller keeps instead of the application. Only for a microservice
+ * whose providers are all static and made (a hollow agent's): a request-scoped or transient
+ * provider, which Nest makes again later, makes it throw. The microservice must not be used
+ * after this but through the ReleasedAgent. (Nest's own REQUEST and INQUIRER, made only when
+ * injected, are left out.)
+ */
+export function releaseContainer(app: INestMicroservice): ReleasedAgent {
+  releaseBootstrapState(app);
+  const internals = app as unknown as MicroserviceInternals;
+  const server = internals.serverInstance;
+  if (!server || typeof internals.getModulesToTriggerHooksOn !== 'function')
+    throw new Error('this Nest microservice has no serverInstance or getModulesToTriggerHooksOn');
+  const groups: HookHost[][] = [];
+  // Nest's close() runs hooks over the modules farthest from the root first (reverse of getModulesToTriggerHooksOn).
+  for (const module of [...internals.getModulesToTriggerHooksOn.call(app)].reverse()) {
+    const providers = module.getNonAliasProviders();
+    // As `callModuleDestroyHook`: the module class's own instance comes first and is called last.
+    const moduleClassHost = providers.shift()?.[1];
+    const wrappers = [module.controllers, module.injectables, module.middlewares, new Map(providers)];
+    for (const wrappers_ of wrappers)
+      for (const wrapper of wrappers_.values())
+        if ((!wrapper.isDependencyTreeStatic() || wrapper.isTransient) && !NEST_SCOPED_TOKENS.has(wrapper.token))
+          throw new Error(`${String(wrapper.name)} is not a static provider; its container cannot be released`);
+    const grouped = getInstancesGroupedByHierarchyLevel(...wrappers);
+    for (const level of getSortedHierarchyLevels(grouped, 'DESC')) {
+      const group = (grouped.get(level) ?? []).filter(hasShutdownHook);
+      if (group.length > 0) groups.push(group);
+    }
+    const own: unknown = moduleClassHost?.instance;
+    if (moduleClassHost?.isDependencyTreeStatic() && hasShutdownHook(own)) groups.push([own]);
+  }
+  // The message handlers Nest made close over its ListenersController, which holds the
+  // container, and over the module they came from: emptied, those hold no wrapper, module
+  // or graph beyond the controllers' own. Nothing reads them once the handlers are made: a
+  // static handler calls its controller through the pipes, guards and filters it was made with.
+  const container = internals.container;
+  if (!container || typeof container.getModules !== 'function') throw new Error('this Nest microservice has no container');
+  const modules = container.getModules();
+  for (const module of modules.values()) {
+    // A wrapper's metadata lists the wrappers it was made from: a controller's kept wrapper would keep them all.
+    for (const wrappers of [module.controllers, module.injectables, module.middlewares, new Map(module.getNonAliasProviders())])
+      for (const wrapper of wrappers.values()) {
+        if (!Object.hasOwn(wrapper, INSTANCE_METADATA_SYMBOL))
+          throw new Error(`Nest's InstanceWrapper has no instance metadata; its container cannot be released`);
+        (wrapper as unknown as Record<symbol, object>)[INSTANCE_METADATA_SYMBOL] = {};
+      }
+    for (const key of MODULE_COLLECTIONS) empty(module[key], `Module.${key}`);
+  }
+  empty(modules, 'ModulesContainer');
+  empty(container.globalModules, 'NestContainer.globalModules');
+  empty(container.dynamicModulesMetadata, 'NestContainer.dynamicModulesMetadata');
+  const graph = container.serializedGraph;
+  for (const key of ['nodes', 'edges', 'entrypoints'] as const) empty(graph?.[key], `SerializedGraph.${key}`);
+  empty(
+    internals.microservicesModule?.listenersController?.metadataExplorer?.metadataScanner?.cachedScannedPrototypes,
+    'ListenersController.metadataExplorer.metadataScanner.cachedScannedPrototypes',
+  );
+  return new ReleasedAgent(server, groups);
 }

@@ -50,6 +50,25 @@ export class HollowConfig {
   @IsIn(['released', 'kept'])
   HOLLOW_BOOTSTRAP_STATE: 'released' | 'kept' = 'released';
 
+  /**
+   * `released`: once an agent runs, Nest's whole container (modules, provider wrappers,
+   * injector, scanners) is let go, and the agent is closed through what `close()` needs of it
+   * (see releaseContainer); `kept`: the application is kept as Nest made it. Only with
+   * HOLLOW_MODULES=packed.
+   */
+  @IsIn(['released', 'kept'])
+  HOLLOW_CONTAINER: 'released' | 'kept' = 'released';
+
+  /**
+   * How many times each agent is started before the process gives up on it (and stops): a
+   * start whose bus requests time out (the consumer's creation, the registration's
+   * acknowledgement) is closed and tried again after a back-off, as a kubelet retries.
+   */
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  HOLLOW_START_ATTEMPTS: number = 6;
+
   /** The process's `/metrics` (every hollow node's series, labelled `node`, beside the process's own) on this port; unset: not served. */
   @IsOptional()
   @IsInt()

@@ -5,18 +5,29 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
-import type { INestApplicationContext } from '@nestjs/common';
+import type { DynamicModule, INestApplicationContext, INestMicroservice } from '@nestjs/common';
 import type { AsyncMicroserviceOptions } from '@nestjs/microservices';
+import { Counter } from 'prom-client';
 import { Bus, busTls, JetStreamServer } from '#bus';
 import { identityName, loadConfig, type HollowIdentity } from '#contracts';
-import { createLogger, serveMetrics } from '#observability';
+import { createLogger, metricsRegistry, serveMetrics } from '#observability';
 import { AgentConfig } from './agent.config.js';
 import { AgentModule } from './agent.module.js';
+import { startAgent, type Closable } from './agent-start.js';
 import { HollowConfig } from './hollow.config.js';
-import { packModules, releaseBootstrapState } from './hollow-module.js';
+import { packModules, releaseBootstrapState, releaseContainer } from './hollow-module.js';
 
 /** Agents started at once: each opens its consumer (and, with HOLLOW_CONNECTIONS=per-node, connects and checks the streams), which the server serialises. */
 const START_CONCURRENCY = 25;
+/** First and longest wait before an agent whose start failed is started again, ms. */
+const START_RETRY_FIRST_MS = 1000;
+const START_RETRY_MAX_MS = 16_000;
+
+const startRetries = new Counter({
+  name: 'jetlet_hollow_agent_start_retries_total',
+  help: 'Hollow agents started again because a bus request of their start-up failed for now (a timeout, JetStream not ready)',
+  registers: [metricsRegistry],
+});
 
 /**
  * Hollow nodes, as kubemark's HollowNode: HOLLOW_NODES real agents in one process, each
@@ -41,12 +52,16 @@ async function bootstrap(): Promise<void> {
   const identity: HollowIdentity = { kind: 'hollow', prefix: hollow.HOLLOW_PREFIX, first: hollow.HOLLOW_FIRST_INDEX, count: hollow.HOLLOW_NODES };
   if (process.env.NATS_NKEY_SEED_FILE) logger.log(`connecting as NATS identity ${identityName(identity)}`, 'Hollow');
 
-  const contexts: INestApplicationContext[] = [];
+  /** Every agent's application, or what is kept of it to close it (releaseContainer). */
+  const contexts: Closable[] = [];
   let connection: Bus | undefined;
   let metricsServer: Server | undefined;
   let stopping: Promise<void> | undefined;
+  /** Aborted on stop: an agent waiting to be started again is not. */
+  const starting = new AbortController();
   const stopAll = (): Promise<void> =>
     (stopping ??= (async () => {
+      starting.abort();
       // One handler for the whole process: each context closes as a single agent's would on SIGTERM.
       const results = await Promise.allSettled(contexts.map((c) => c.close()));
       for (const r of results) if (r.status === 'rejected') logger.error(`closing an agent failed: ${String(r.reason)}`, 'Hollow');
@@ -90,29 +105,67 @@ async function bootstrap(): Promise<void> {
   const queue = [...configs];
   const worker = async (): Promise<void> => {
     for (let next = queue.shift(); next !== undefined && stopping === undefined; next = queue.shift()) {
-      const agent = AgentModule.forConfig(next.config, next.i, identity, connection, hollow.HOLLOW_METRICS === 'shared' ? 'process' : 'own');
-      if (hollow.HOLLOW_MODULES === 'packed') {
-        // A microservice alone, with no HTTP application (router, middleware, adapter) around it:
-        // a hollow agent never listens, so only its message handlers are registered.
-        const app = await NestFactory.createMicroservice<AsyncMicroserviceOptions>(packModules(agent, { httpRoutes: false }), {
-          inject: [JetStreamServer],
-          useFactory: (strategy: JetStreamServer) => ({ strategy }),
-          logger,
-          abortOnError: false,
-        });
-        contexts.push(app);
-        await app.listen();
-        if (hollow.HOLLOW_BOOTSTRAP_STATE === 'released') releaseBootstrapState(app);
-        continue;
-      }
-      // An application that never listens on HTTP: its handlers run on the transport only.
-      const app = await NestFactory.create(agent, { logger, abortOnError: false });
-      app.connectMicroservice({ strategy: app.get(JetStreamServer) });
-      contexts.push(app);
-      await app.init();
-      await app.startAllMicroservices();
-      if (hollow.HOLLOW_BOOTSTRAP_STATE === 'released') releaseBootstrapState(app);
+      const { config, i } = next;
+      const agent = AgentModule.forConfig(config, i, identity, connection, hollow.HOLLOW_METRICS === 'shared' ? 'process' : 'own');
+      // A start that fails for now (a bus request timed out under load) is undone and tried again for this node alone.
+      const app = await startAgent<INestApplicationContext>(
+        async (track) => {
+          // In `contexts` while it starts, so a stop meanwhile closes it too; out of it again if its start fails.
+          let built: INestApplicationContext | undefined;
+          try {
+            return await startOne(agent, (app) => {
+              built = app;
+              track(app);
+              contexts.push(app);
+            });
+          } catch (error) {
+            if (built) contexts.splice(contexts.indexOf(built), 1);
+            throw error;
+          }
+        },
+        {
+          node: config.NODE_NAME,
+          attempts: hollow.HOLLOW_START_ATTEMPTS,
+          initialMs: START_RETRY_FIRST_MS,
+          maxMs: START_RETRY_MAX_MS,
+          signal: starting.signal,
+          onRetry: (error, attempt, delayMs) => {
+            startRetries.inc();
+            logger.warn(
+              `agent of node ${config.NODE_NAME} did not start (attempt ${attempt} of ${hollow.HOLLOW_START_ATTEMPTS}): ${(error as Error).message}; starting it again in ${delayMs} ms`,
+              'Hollow',
+            );
+          },
+        },
+      );
+      if (hollow.HOLLOW_MODULES === 'packed' && hollow.HOLLOW_CONTAINER === 'released') {
+        // The agent runs on without Nest's container: only what closing it needs is kept.
+        contexts[contexts.indexOf(app)] = releaseContainer(app as INestMicroservice);
+      } else if (hollow.HOLLOW_BOOTSTRAP_STATE === 'released') releaseBootstrapState(app);
     }
+  };
+  /** Builds and runs one agent's application; `track` gets it as soon as it exists, so a failed start can be closed. */
+  const startOne = async (agent: DynamicModule, track: (app: INestApplicationContext) => void): Promise<INestApplicationContext> => {
+    if (hollow.HOLLOW_MODULES === 'packed') {
+      // A microservice alone, with no HTTP application (router, middleware, adapter) around it:
+      // a hollow agent never listens, so only its message handlers are registered.
+      const app = await NestFactory.createMicroservice<AsyncMicroserviceOptions>(packModules(agent, { httpRoutes: false }), {
+        inject: [JetStreamServer],
+        useFactory: (strategy: JetStreamServer) => ({ strategy }),
+        logger,
+        abortOnError: false,
+      });
+      track(app);
+      await app.listen();
+      return app;
+    }
+    // An application that never listens on HTTP: its handlers run on the transport only.
+    const app = await NestFactory.create(agent, { logger, abortOnError: false });
+    track(app);
+    app.connectMicroservice({ strategy: app.get(JetStreamServer) });
+    await app.init();
+    await app.startAllMicroservices();
+    return app;
   };
   try {
     await Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, configs.length) }, worker));

@@ -14,7 +14,7 @@ import {
   type JsMsg,
   type MsgRequest,
 } from '@nats-io/jetstream';
-import { connect, errors as natsErrors, type NatsConnection } from '@nats-io/transport-node';
+import { connect, errors as natsErrors, type NatsConnection, type Status } from '@nats-io/transport-node';
 import {
   ContractValidationError,
   decodeEnvelope,
@@ -211,6 +211,10 @@ export class Bus {
   private readonly logger = new Logger(Bus.name);
   private readonly subscriptions = new Set<Subscription>();
   private readonly reconnectListeners = new Set<() => void>();
+  /** The Buses riding this one's connection (`shareConnectionOf`): they hear of its status from here. */
+  private readonly riders = new Set<Bus>();
+  /** The Bus whose connection this one rides, if any. */
+  private owner?: Bus;
   private readonly publishTimeoutMs: number;
   private readonly streamReplicas: number;
   /** Events and container events published while the bus is unreachable wait here. */
@@ -276,7 +280,10 @@ export class Bus {
     const bus = new Bus(owner.nc, jetstream(owner.nc), jsm, options.source, options, false);
     bus.connected = owner.connected;
     bus.disconnectedSinceMs = owner.disconnectedSinceMs;
-    void bus.watchConnection();
+    // The owner reads the connection's status once and tells each rider, rather than every
+    // rider keeping a status iterator of its own on the one connection (hundreds in a hollow process).
+    bus.owner = owner;
+    owner.riders.add(bus);
     return bus;
   }
 
@@ -290,25 +297,31 @@ export class Bus {
   /** ms since the epoch when the connection went down; undefined while connected. */
   disconnectedSinceMs?: number;
 
-  /** Logs losing and regaining the server, keeps `connected` current, and tells the consumers. */
+  /** Reads the connection's status, for this Bus and every Bus riding its connection. */
   private async watchConnection(): Promise<void> {
     for await (const status of this.nc.status()) {
-      if (status.type === 'disconnect') {
-        this.connected = false;
-        this.disconnectedSinceMs ??= Date.now();
-        this.logger.warn('lost the NATS connection; reconnecting');
-      } else if (status.type === 'reconnect') {
-        this.connected = true;
-        this.disconnectedSinceMs = undefined;
-        this.logger.log('NATS connection is back');
-        for (const listener of this.reconnectListeners) listener();
-        this.outbox.wake();
-      } else if (status.type === 'error' && status.error instanceof natsErrors.PermissionViolationError) {
-        // A refusal by the server's permissions: a bug or a forged request, never a reason to stop.
-        const { operation, subject } = status.error;
-        busMetrics.permissionViolations.inc({ operation });
-        this.logger.error(`NATS refused ${operation} to "${subject}" for identity ${this.identity ?? 'anonymous'} (permissions violation)`);
-      }
+      this.onStatus(status);
+      for (const rider of this.riders) rider.onStatus(status);
+    }
+  }
+
+  /** Logs losing and regaining the server, keeps `connected` current, and tells the consumers. */
+  private onStatus(status: Status): void {
+    if (status.type === 'disconnect') {
+      this.connected = false;
+      this.disconnectedSinceMs ??= Date.now();
+      this.logger.warn('lost the NATS connection; reconnecting');
+    } else if (status.type === 'reconnect') {
+      this.connected = true;
+      this.disconnectedSinceMs = undefined;
+      this.logger.log('NATS connection is back');
+      for (const listener of this.reconnectListeners) listener();
+      this.outbox.wake();
+    } else if (status.type === 'error' && status.error instanceof natsErrors.PermissionViolationError) {
+      // A refusal by the server's permissions: a bug or a forged request, never a reason to stop.
+      const { operation, subject } = status.error;
+      busMetrics.permissionViolations.inc({ operation });
+      this.logger.error(`NATS refused ${operation} to "${subject}" for identity ${this.identity ?? 'anonymous'} (permissions violation)`);
     }
   }
 
@@ -785,6 +798,7 @@ export class Bus {
     if (this.connected && this.compactions.size > 0) await this.compact().catch(() => undefined);
     clearTimeout(this.compactTimer);
     await this.outbox.close(this.connected ? 2000 : 0);
+    this.owner?.riders.delete(this);
     if (this.ownsConnection && !this.nc.isClosed()) await this.nc.drain();
   }
 }

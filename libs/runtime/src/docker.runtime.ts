@@ -1,8 +1,9 @@
 import { stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { readCgroupStats } from './cgroup-stats.js';
 import { Readable, type Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import type DockerModem from 'docker-modem';
 import type {
   ContainerConfig,
@@ -256,9 +257,17 @@ export function demuxLogFrames(data: Buffer): string {
 
 type DockerOrOptions = Docker | Docker.DockerOptions;
 
+/**
+ * dockerode, loaded by the first DockerRuntime rather than with this module: it brings ssh2,
+ * whose WebAssembly poly1305 reserves 16 MiB at load, into every process that imports the
+ * runtime lib, a hollow node's process (FakeRuntime only) included.
+ */
+let dockerode: typeof Docker | undefined;
+const loadDockerode = (): typeof Docker => (dockerode ??= createRequire(import.meta.url)('dockerode') as typeof Docker);
+
 function isDockerode(value: DockerOrOptions): value is Docker {
   // Duck-typed as well, so an instance from another copy of dockerode works.
-  return value instanceof Docker || typeof (value as Partial<Docker>).getContainer === 'function';
+  return value instanceof loadDockerode() || typeof (value as Partial<Docker>).getContainer === 'function';
 }
 
 function errorMessage(err: unknown): string {
@@ -288,9 +297,10 @@ export class DockerRuntime implements ContainerRuntime {
 
   /** Without an argument dockerode's defaults apply: DOCKER_HOST, else /var/run/docker.sock. */
   constructor(docker?: DockerOrOptions) {
-    if (docker === undefined) this.docker = new Docker();
+    const Dockerode = loadDockerode();
+    if (docker === undefined) this.docker = new Dockerode();
     else if (isDockerode(docker)) this.docker = docker;
-    else this.docker = new Docker(docker);
+    else this.docker = new Dockerode(docker);
   }
 
   async info(): Promise<RuntimeInfo> {

@@ -69,4 +69,25 @@ describe('retry', () => {
     abort.abort();
     await assert.rejects(result, /down/);
   });
+
+  it('throws the last error after maxAttempts, without waiting after it', async () => {
+    let attempts = 0;
+    const waits: number[] = [];
+    const result = retry(
+      async (n) => {
+        attempts = n;
+        throw new Error(`failure ${n}`);
+      },
+      { initialMs: 100, maxMs: 100, maxAttempts: 3, onRetry: (_error, _n, delay) => waits.push(delay) },
+    );
+    result.catch(() => undefined);
+    await settle();
+    mock.timers.tick(100);
+    await settle();
+    mock.timers.tick(100);
+    await settle();
+    await assert.rejects(result, /failure 3/);
+    assert.equal(attempts, 3);
+    assert.deepEqual(waits, [100, 100]);
+  });
 });

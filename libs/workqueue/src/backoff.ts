@@ -34,6 +34,8 @@ export interface RetryOptions extends BackoffOptions {
   clock?: Clock;
   /** Stops retrying: the last error is thrown. */
   signal?: AbortSignal;
+  /** Attempts in all, the first included, before the last error is thrown (no limit by default). */
+  maxAttempts?: number;
   /** Whether an error is worth another attempt (every error by default); one that is not is thrown at once. */
   retryable?: (error: unknown) => boolean;
   /** Hears of each failed attempt and the wait before the next. */
@@ -48,7 +50,7 @@ export async function retry<T>(attempt: (n: number) => Promise<T>, options: Retr
     try {
       return await attempt(n);
     } catch (error) {
-      if (options.signal?.aborted || !(options.retryable?.(error) ?? true)) throw error;
+      if (options.signal?.aborted || !(options.retryable?.(error) ?? true) || n >= (options.maxAttempts ?? Infinity)) throw error;
       const delay = backoff.next();
       options.onRetry?.(error, n, delay);
       await clock.sleep(delay, options.signal);
