@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { ContractValidationError, parseContract, PodManifest, type FieldCause } from '#contracts';
 import { applyPodDefaults, podSpecCauses } from '#domain/pod-defaults';
 import type { DesiredPod } from '#domain/reconcile';
@@ -9,13 +8,6 @@ import type { DesiredPod } from '#domain/reconcile';
 export type StaticSource = 'file' | 'http';
 
 export type ParsedManifest = { ok: true; pod: DesiredPod } | { ok: false; causes: FieldCause[] };
-
-/**
- * The YAML parser, loaded with the first manifest rather than with the agent: most nodes
- * have no static pods, and a process of hollow nodes never reads one.
- */
-let yaml: typeof Yaml | undefined;
-const loadYaml = (): typeof Yaml => (yaml ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
 
 /** A UUID-shaped id from a digest: the same node, source and content always give the same uid. */
 function uidFrom(digest: string): string {
@@ -30,9 +22,7 @@ function uidFrom(digest: string): string {
 export function parseStaticManifest(text: string, origin: string, source: StaticSource, node: string): ParsedManifest {
   let plain: unknown;
   try {
-    const docs = loadYaml()
-      .parseAllDocuments(text)
-      .filter((d) => d.contents !== null);
+    const docs = parseAllDocuments(text).filter((d) => d.contents !== null);
     const errors = docs.flatMap((d) => d.errors);
     if (errors.length > 0) return { ok: false, causes: [{ field: '', reason: 'FieldValueInvalid', message: errors[0]?.message ?? 'not YAML' }] };
     if (docs.length !== 1)
