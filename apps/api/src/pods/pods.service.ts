@@ -184,9 +184,10 @@ export class PodsService {
       const previous = this.projection.pods.record(namespace, name);
       if (previous && !previous.removed) throw KubeStatusException.alreadyExists('pods', name);
       const uid = randomUUID();
-      const pod = acceptedPod(manifest, { namespace, uid, creationTimestamp: nowSeconds() });
+      const now = nowSeconds();
+      const pod = acceptedPod(manifest, { namespace, uid, creationTimestamp: now });
       if (applied) withManagedFields(pod, applied);
-      else withCreatedManagedFields(pod, requestedManagers(body), management.manager, nowSeconds());
+      else withCreatedManagedFields(pod, requestedManagers(body), management.manager, now);
       if (dryRun) {
         const view = podView({ namespace, name, uid, manifest: pod, subjectSeq: 0, resourceVersion: 0, removed: false });
         const { resourceVersion: _none, ...metadata } = view.metadata;
