@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Bus } from '#bus';
 import { STREAMS, SUBJECTS, type PodManifest } from '#contracts';
 import { MESSAGE_EXAMPLES } from '../libs/contracts/src/docs/message-examples.js';
+import { API_NODE_FLAGS } from '../test/harness/cluster.js';
 import { freePort, ManagedProcess, NatsServer, ROOT } from '../test/harness/processes.js';
 import { fmt, lineTime, printTable, summary } from './bench-util.js';
 
@@ -32,7 +33,7 @@ async function main(): Promise<void> {
     const startOnce = async (): Promise<number> => {
       const port = await freePort();
       const spawnedAt = performance.now();
-      const child = spawn(process.execPath, [join(ROOT, 'dist/apps/api/src/main.js')], {
+      const child = spawn(process.execPath, [...API_NODE_FLAGS, join(ROOT, 'dist/apps/api/src/main.js')], {
         cwd: ROOT,
         env: { ...process.env, NO_COLOR: '1', NATS_URL: nats.url, API_PORT: String(port), API_INSECURE: 'true' },
         stdio: ['ignore', 'pipe', 'pipe'],

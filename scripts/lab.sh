@@ -27,7 +27,10 @@ start_app() {
     log "$name already running (pid $(cat "$JETLET_STATE/$name.pid"))"
     return 0
   fi
-  env "$@" node "dist/apps/$name/src/main.js" >"$JETLET_STATE/$name.log" 2>&1 &
+  # The API's node flags, as test/harness/cluster.ts gives them (API_NODE_FLAGS).
+  local flags=()
+  [ "$name" = api ] && flags=(--max-semi-space-size=32)
+  env "$@" node ${flags[@]+"${flags[@]}"} "dist/apps/$name/src/main.js" >"$JETLET_STATE/$name.log" 2>&1 &
   echo $! >"$JETLET_STATE/$name.pid"
 }
 

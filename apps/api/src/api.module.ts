@@ -77,9 +77,9 @@ const config = loadConfig(ApiConfig);
     { provide: APP_GUARD, useClass: KubeInputGuard },
     { provide: APP_INTERCEPTOR, useClass: StaleReadInterceptor },
     { provide: APP_INTERCEPTOR, useClass: FieldValidationInterceptor },
+    // Paging runs inside it: a page is cut from the objects before they become a Table.
     { provide: APP_INTERCEPTOR, useClass: PrintingInterceptor },
-    // Inside printing: a page is cut from the objects before they become a Table.
-    { provide: APP_INTERCEPTOR, useClass: PagingInterceptor },
+    PagingInterceptor,
     WatchService,
     ProjectionService,
     PodsService,

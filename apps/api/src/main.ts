@@ -33,6 +33,9 @@ async function bootstrap(): Promise<void> {
     rawBody: true,
     ...(httpsOptions ? { httpsOptions } : {}),
   });
+  // kube-apiserver sends neither: an ETag cost every answer a hash of its body (the OpenAPI route sets its own).
+  app.set('etag', false);
+  app.disable('x-powered-by');
   app.use(requestMetrics);
   // Authentication and authorization come before every route, watch and upgrade, and before a body is read.
   const auth = app.get(AuthMiddleware);

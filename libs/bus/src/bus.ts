@@ -40,6 +40,8 @@ import { JetStreamContext, type ConsumerRef, type Delivery } from './transport/j
 
 export type { Delivery } from './transport/jetstream.context.js';
 
+const utf8 = new TextEncoder();
+
 /** JetStream's error code for a failed expected-last-(subject-)sequence check. */
 const WRONG_LAST_SEQUENCE = 10071;
 /** Room kept under the server's max_payload for the headers a publish sends (Nats-Msg-Id, expectations). */
@@ -431,7 +433,7 @@ export class Bus {
         cause: error,
       });
     }
-    const bytes = new TextEncoder().encode(json);
+    const bytes = utf8.encode(json);
     if (bytes.length > this.maxMessageBytes) throw new MessageTooLargeError(subject, bytes.length, this.maxMessageBytes);
     if (prevalidated) {
       const mismatch = subjectNodeMismatch(subject, envelope);

@@ -4,6 +4,7 @@ import { BUS, type Bus } from '#bus';
 import { SUBJECTS, type MessageData } from '#contracts';
 import { isMutatingVerb } from '#domain';
 import type { Authenticated } from './auth.middleware.js';
+import { auditRecordValid } from './audit-record.js';
 
 /** The object a JSON answer describes: a Pod, a Namespace, or a Status naming one. */
 interface Answer {
@@ -14,6 +15,8 @@ interface Answer {
 }
 
 const arrayOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+/** Whether the query asks for `dryRun=All` (a request without a query, most writes, is not parsed). */
+const queryDryRun = (url: string): boolean => url.includes('?') && new URL(url, 'http://localhost').searchParams.getAll('dryRun').includes('All');
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /**
@@ -44,7 +47,7 @@ export class AuditService {
     const isStatus = answer?.kind === 'Status';
     const name = a.name || (isStatus ? text(answer?.details?.name) : text(answer?.metadata?.name)) || '';
     const objectUid = isStatus ? text(answer?.details?.uid) : text(answer?.metadata?.uid);
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const requestURI = req.url ?? '/';
     const data: MessageData<'RequestAudited'> = {
       user: user.name,
       userUid: user.uid,
@@ -56,14 +59,18 @@ export class AuditService {
       namespace: a.namespace,
       name,
       ...(objectUid ? { objectUid } : {}),
-      requestURI: (req.url ?? '/').slice(0, 1024),
+      requestURI: requestURI.slice(0, 1024),
       code,
       ...(code >= 400 && text(answer?.reason) ? { reason: text(answer?.reason) } : {}),
       // kubectl sends a delete's dryRun in the DeleteOptions body.
-      dryRun: url.searchParams.getAll('dryRun').includes('All') || arrayOf((req as { body?: { dryRun?: unknown } }).body?.dryRun).includes('All'),
+      dryRun: queryDryRun(requestURI) || arrayOf((req as { body?: { dryRun?: unknown } }).body?.dryRun).includes('All'),
     };
     // A namespace is its own object: it is audited under its name alone, as pods are under theirs.
     const namespace = a.resource === 'namespaces' ? '' : a.namespace;
-    this.bus.publishBuffered(SUBJECTS.audit(a.resource, namespace, name), 'RequestAudited', data, { correlationId: objectUid ?? `${a.resource}/${a.namespace}/${name}` });
+    this.bus.publishBuffered(SUBJECTS.audit(a.resource, namespace, name), 'RequestAudited', data, {
+      correlationId: objectUid ?? `${a.resource}/${a.namespace}/${name}`,
+      // Built here from the request's checked attributes: see auditRecordValid.
+      prevalidated: auditRecordValid(data),
+    });
   }
 }

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
 import { ContractValidationError, MAX_MANAGED_FIELDS, parseContract, parseEnvelope, PodManifest } from '#contracts';
 import { decodeManagedFields, podSpecCauses, type Managers } from '#domain';
-import { acceptedPod, createdManagers, validByConstruction, withManagedFields } from './accepted-pod.js';
+import { acceptedPod, createdManagers, validByConstruction, withCreatedManagedFields, withManagedFields } from './accepted-pod.js';
 
 const FIXTURES = resolve(import.meta.dirname, '../../../../../test/fixtures');
 const STAMP = { namespace: 'default', uid: '6f1d3c3e-4b0a-4a51-9d7e-2f2f4f5b6c7d', creationTimestamp: '2026-01-02T03:04:05Z' };
@@ -219,5 +219,50 @@ describe('acceptedPod', () => {
       () => readBack(pod),
       (error: unknown) => error instanceof ContractValidationError && error.causes.some((c) => c.field === 'data.pod.metadata.managedFields'),
     );
+  });
+});
+
+describe('withCreatedManagedFields', () => {
+  const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+
+  it('writes the fields createdManagers works out, for the first pod of a shape and for the next ones of it', () => {
+    let checked = 0;
+    fc.assert(
+      fc.property(manifest, name, fc.constantFrom('kubectl', 'jetctl'), (body, otherName, manager) => {
+        const m = validated(body);
+        fc.pre(m !== undefined);
+        for (const [podName, uid, time] of [
+          [m.metadata.name, STAMP.uid, '2026-01-02T03:04:05Z'],
+          [otherName, '0b7e4c2a-1d2f-4e3a-8b9c-0d1e2f3a4b5c', '2026-03-04T05:06:07Z'],
+        ]) {
+          const named = { ...m, metadata: { ...m.metadata, name: podName } };
+          const stamp = { ...STAMP, uid, creationTimestamp: time };
+          const expected = withManagedFields(acceptedPod(named, stamp), createdManagers(acceptedPod(named, stamp), new Map(), manager, time));
+          const sut = withCreatedManagedFields(acceptedPod(named, stamp), undefined, manager, time);
+          assert.deepEqual(plain(sut), plain(expected));
+        }
+        checked++;
+      }),
+      { numRuns: 300 },
+    );
+    assert.ok(checked > 100, `accepted manifests checked: ${checked}`);
+  });
+
+  it('works out the fields afresh when the request brought managers', () => {
+    const m = validated({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', labels: { app: 'web' } },
+      spec: { containers: [{ name: 'main', image: 'busybox' }] },
+    });
+    assert.ok(m);
+    const requested = decodeManagedFields([
+      // It owns a label the pod does not have, so it keeps it beside the creator.
+      { manager: 'before', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:gone': {} } } } },
+    ]);
+    const expected = withManagedFields(acceptedPod(m, STAMP), createdManagers(acceptedPod(m, STAMP), requested, 'kubectl', STAMP.creationTimestamp));
+    const sut = withCreatedManagedFields(acceptedPod(m, STAMP), requested, 'kubectl', STAMP.creationTimestamp);
+    assert.deepEqual(plain(sut), plain(expected));
+    assert.equal(sut.metadata.managedFields?.length, 2);
   });
 });

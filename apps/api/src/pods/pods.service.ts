@@ -32,7 +32,7 @@ import { decodeFields } from '../errors/field-validation.context.js';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
 import type { FieldManagement } from '../options/field-manager.js';
 import { ProjectionService } from '../projection/projection.service.js';
-import { acceptedPod, createdManagers, EMPTY_POD, validByConstruction, withManagedFields } from './accepted-pod.js';
+import { acceptedPod, EMPTY_POD, validByConstruction, withCreatedManagedFields, withManagedFields } from './accepted-pod.js';
 
 /** How many times a write re-reads and decides again after losing a concurrency race. */
 const CONFLICT_RETRIES = 5;
@@ -184,8 +184,10 @@ export class PodsService {
       const previous = this.projection.pods.record(namespace, name);
       if (previous && !previous.removed) throw KubeStatusException.alreadyExists('pods', name);
       const uid = randomUUID();
-      const pod = acceptedPod(manifest, { namespace, uid, creationTimestamp: nowSeconds() });
-      withManagedFields(pod, applied ?? createdManagers(pod, requestedManagers(body) ?? new Map<string, never>(), management.manager, nowSeconds()));
+      const now = nowSeconds();
+      const pod = acceptedPod(manifest, { namespace, uid, creationTimestamp: now });
+      if (applied) withManagedFields(pod, applied);
+      else withCreatedManagedFields(pod, requestedManagers(body), management.manager, now);
       if (dryRun) {
         const view = podView({ namespace, name, uid, manifest: pod, subjectSeq: 0, resourceVersion: 0, removed: false });
         const { resourceVersion: _none, ...metadata } = view.metadata;

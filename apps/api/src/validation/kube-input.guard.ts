@@ -34,8 +34,6 @@ export class KubeInputGuard implements CanActivate {
   }
 
   private checkParams(request: Request): void {
-    const route = (request.route as { path?: string } | undefined)?.path ?? request.path;
-    const kind = resourceOf(route);
     const causes: FieldCause[] = [];
     let shown = '';
     for (const [param, value] of Object.entries(request.params ?? {})) {
@@ -46,7 +44,9 @@ export class KubeInputGuard implements CanActivate {
       if (param === 'name' || param === 'node') shown = value;
       causes.push({ field: rule.field, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${errors.join('; ')}` });
     }
+    // The resource is named only in a refusal: a valid request does not work it out.
     if (causes.length === 0) return;
+    const kind = resourceOf((request.route as { path?: string } | undefined)?.path ?? request.path);
     const bodyName = (request.body as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
     if (!shown && typeof bodyName === 'string') shown = bodyName;
     // Nothing by such a name can exist: reads and changes find nothing; creates and replaces are invalid.
