@@ -205,7 +205,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       pod.subjectSeq = Math.max(pod.subjectSeq, seq);
       pod.eventId = envelope.id;
       // Debug only: every binding is recorded as its PodScheduled fact, and a line each at a thousand a second was a twentieth of the scheduler's CPU.
-      this.logger.debug(`bound ${podRef(pod)} to ${node}`);
+      // Nor is the line built unless it is written.
+      if (Logger.isLevelEnabled('debug')) this.logger.debug(`bound ${podRef(pod)} to ${node}`);
       await this.assignments.assign(pod, node);
       return true;
     } catch (error) {
