@@ -20,12 +20,13 @@ describe('CounterTally', () => {
     sut.inc('assign', 'PodAssigned');
     const first = await registry.getSingleMetricAsString('t_total');
     sut.inc('pods', 'PodScheduled');
+    sut.add(0.5, 'assign', 'PodAssigned');
     const second = await registry.getSingleMetricAsString('t_total');
 
     assert.match(first, /t_total\{stream="pods",type="PodScheduled"\} 2/);
     assert.match(first, /t_total\{stream="assign",type="PodAssigned"\} 1/);
     assert.match(second, /t_total\{stream="pods",type="PodScheduled"\} 3/);
-    assert.match(second, /t_total\{stream="assign",type="PodAssigned"\} 1/);
+    assert.match(second, /t_total\{stream="assign",type="PodAssigned"\} 1.5/);
   });
 });
 

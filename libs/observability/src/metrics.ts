@@ -32,14 +32,19 @@ export class CounterTally<L extends string> {
 
   /** Counts one for the label values `first` (and `second`), in the order of the names. */
   inc(first: string, second = ''): void {
+    this.add(1, first, second);
+  }
+
+  /** Counts `amount` for the label values `first` (and `second`). */
+  add(amount: number, first: string, second = ''): void {
     let byFirst = this.cells.get(first);
     if (!byFirst) this.cells.set(first, (byFirst = new Map<string, { labels: Partial<Record<L, string>>; value: number }>()));
     const cell = byFirst.get(second);
-    if (cell) cell.value++;
+    if (cell) cell.value += amount;
     else {
       const [a, b] = this.names;
       const labels = { [a]: first, ...(b === undefined ? {} : { [b]: second }) } as Partial<Record<L, string>>;
-      byFirst.set(second, { labels, value: 1 });
+      byFirst.set(second, { labels, value: amount });
     }
   }
 
@@ -55,7 +60,7 @@ export class CounterTally<L extends string> {
 }
 
 /** A counter whose increments go through a CounterTally, handed over whenever the registry collects it. */
-function talliedCounter<L extends string>(name: string, help: string, labelNames: readonly [L] | readonly [L, L]): CounterTally<L> {
+export function talliedCounter<L extends string>(name: string, help: string, labelNames: readonly [L] | readonly [L, L]): CounterTally<L> {
   const existing = metricsRegistry.getSingleMetric(name) as Counter<L> | undefined;
   const metric: Counter<L> =
     existing ??
