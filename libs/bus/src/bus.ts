@@ -467,7 +467,7 @@ export class Bus {
           ...(expect ? { expect } : {}),
         }),
       );
-      busMetrics.published.inc({ type: envelope.type });
+      busMetrics.published.inc(envelope.type);
       return { seq: ack.seq, duplicate: ack.duplicate, envelope };
     } catch (error) {
       if (error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE) {
@@ -604,7 +604,7 @@ export class Bus {
       const mismatch = subjectNodeMismatch(m.subject, envelope);
       if (mismatch) throw new ContractValidationError(envelope.type, [{ field: 'data.nodeName', reason: 'FieldValueForbidden', message: mismatch }]);
       await handler(envelope, ctx.getDelivery());
-      busMetrics.consumed.inc({ stream: ref.stream, type: envelope.type });
+      busMetrics.consumed.inc(ref.stream, envelope.type);
       ctx.ack();
     } catch (error) {
       if (ctx.reject(error) === 'terminated') onSkip?.(ctx.getDelivery());
@@ -709,8 +709,9 @@ export class Bus {
     let reopening: Promise<void> | undefined;
     let wake: () => void = () => undefined;
 
+    const lag = consumerLag.cell({ stream, consumer: consumerName });
     const handleOne = async (m: JsMsg): Promise<void | typeof REOPEN> => {
-      consumerLag.set({ stream, consumer: consumerName }, m.info.pending);
+      lag.set(m.info.pending);
       return onMessage(m);
     };
 
@@ -781,6 +782,7 @@ export class Bus {
       stop: async () => {
         stopped = true;
         stopping.abort();
+        lag.drop();
         this.reconnectListeners.delete(onReconnect);
         this.subscriptions.delete(subscription);
         wake();

@@ -24,6 +24,8 @@ const PREFIX = 'jetlet';
 
 /** Characters a token keeps as they are: what DNS-1123 names are made of, minus '.'. */
 const PLAIN = /[a-z0-9-]/;
+/** A name made of PLAIN characters only, its own token: most names (a DNS-1123 label, a uid) take this path. */
+const ALL_PLAIN = /^[a-z0-9-]+$/;
 
 /**
  * Escapes a name into one subject token, injectively: `[a-z0-9-]` stay, `.` becomes `_`,
@@ -35,6 +37,7 @@ const PLAIN = /[a-z0-9-]/;
  */
 export function token(name: string): string {
   if (name === '') return '~';
+  if (ALL_PLAIN.test(name)) return name;
   let out = '';
   for (const ch of name) {
     if (PLAIN.test(ch)) out += ch;
@@ -47,6 +50,7 @@ export function token(name: string): string {
 /** The name a token came from: the inverse of `token()`. Throws RangeError on anything `token()` cannot produce. */
 export function untoken(encoded: string): string {
   if (encoded === '~') return '';
+  if (ALL_PLAIN.test(encoded)) return encoded;
   const bytes: number[] = [];
   for (let i = 0; i < encoded.length; i++) {
     const ch = encoded[i] ?? '';

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import type { NodeObject, PodSpec, Taint } from '#contracts';
 import type { PodRecord } from './pod-projection.js';
 import {
@@ -11,6 +12,7 @@ import {
   podRequests,
   feasibleNodesToFind,
   schedule,
+  scoreNodes,
   searchNodes,
   toleratesTaint,
   withPod,
@@ -279,6 +281,79 @@ describe('schedule: scores', () => {
 });
 
 describe('scores', () => {
+  it('picks the node scoreNodes ranks first, with the scores as kube-scheduler writes them, for any nodes and pod', () => {
+    // kube-scheduler's formulas over lists of the scored resources, as the scores were first written here.
+    const leastAllocated = (spec: PodSpec, node: NodeCandidate): number => {
+      const p = podNonZeroRequests(spec);
+      const scores: number[] = [];
+      const free = (requested: number, capacity: number) =>
+        capacity === 0 || requested > capacity ? 0 : Math.floor(((capacity - requested) * 100) / capacity);
+      if (node.allocatable.milliCPU > 0) scores.push(free(node.nonZeroRequested.milliCPU + p.milliCPU, node.allocatable.milliCPU));
+      if (node.allocatable.memory > 0) scores.push(free(node.nonZeroRequested.memory + p.memory, node.allocatable.memory));
+      return scores.length === 0 ? 0 : Math.floor(scores.reduce((a, b) => a + b, 0) / scores.length);
+    };
+    const balanced = (spec: PodSpec, node: NodeCandidate): number => {
+      const p = podRequests(spec);
+      if (p.milliCPU === 0 && p.memory === 0) return 0;
+      const fractions: number[] = [];
+      if (node.allocatable.milliCPU > 0) fractions.push(Math.min(1, (node.requested.milliCPU + p.milliCPU) / node.allocatable.milliCPU));
+      if (node.allocatable.memory > 0) fractions.push(Math.min(1, (node.requested.memory + p.memory) / node.allocatable.memory));
+      return Math.trunc((1 - (fractions.length === 2 ? Math.abs((fractions[0] - fractions[1]) / 2) : 0)) * 100);
+    };
+    const amount = fc.oneof(
+      fc.constant(0),
+      fc.integer({ min: 1, max: 64 }).map((n) => n * 250),
+    );
+    const node = fc.record({
+      name: fc.constantFrom('node-a', 'node-b', 'node-c', 'node-d'),
+      cpu: amount,
+      memory: fc.oneof(
+        fc.constant(0),
+        fc.integer({ min: 1, max: 16 }).map((n) => n * 512 * MI),
+      ),
+      usedCpu: amount,
+      usedMemory: fc.integer({ min: 0, max: 16 }).map((n) => n * 256 * MI),
+      spot: fc.boolean(),
+      gpu: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(node, { minLength: 1, maxLength: 6, selector: (n) => n.name }),
+        fc.constantFrom<Record<string, string>>({}, { cpu: '250m' }, { memory: '256Mi' }, { cpu: '1', memory: '1Gi' }),
+        fc.boolean(),
+        (nodes, requests, toleratesSpot) => {
+          const candidates = nodes.map((n) =>
+            candidate(n.name, {
+              allocatable: { milliCPU: n.cpu, memory: n.memory, pods: 110 },
+              requested: { milliCPU: n.usedCpu, memory: n.usedMemory },
+              nonZeroRequested: { milliCPU: n.usedCpu, memory: n.usedMemory },
+              taints: [
+                ...(n.spot ? [{ key: 'spot', effect: 'PreferNoSchedule' as const }] : []),
+                ...(n.gpu ? [{ key: 'gpu', effect: 'PreferNoSchedule' as const }] : []),
+              ],
+            }),
+          );
+          const spec = pod(requests, toleratesSpot ? { tolerations: [{ key: 'spot', operator: 'Exists' }] } : {});
+          const ranked = scoreNodes(spec, candidates);
+          for (const score of ranked) {
+            const scored = candidates.find((c) => c.name === score.name);
+            assert.ok(scored);
+            assert.equal(score.leastAllocated, leastAllocated(spec, scored));
+            assert.equal(score.balancedAllocation, balanced(spec, scored));
+          }
+          const placement = schedule(spec, candidates);
+          // Without room anywhere the filter rejects every node; otherwise the best feasible one wins.
+          const feasible = scoreNodes(
+            spec,
+            candidates.filter((c) => searchNodes(spec, [c]).node !== undefined),
+          );
+          assert.equal(placement.node, feasible[0]?.name);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   it("computes LeastAllocated as kube-scheduler: the mean of each resource's free share, in whole points", () => {
     // cpu: (4000 - 1000 - 500) * 100 / 4000 = 62.5 → 62; memory: (8Gi - 2Gi - 2Gi) * 100 / 8Gi = 50; mean 56.
     const node = candidate('node-a', { nonZeroRequested: { milliCPU: 1000, memory: 2 * GI } });

@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { parseAllDocuments } from 'yaml';
 import { ContractValidationError, MAX_MANAGED_FIELDS, parseContract, parseEnvelope, PodManifest } from '#contracts';
 import { decodeManagedFields, podSpecCauses, type Managers } from '#domain';
+import { fixturePods, manifest, name } from '../../../../test/fixtures/pod-manifests.js';
 import { acceptedPod, createdManagers, validByConstruction, withCreatedManagedFields, withManagedFields } from './accepted-pod.js';
 
-const FIXTURES = resolve(import.meta.dirname, '../../../../../test/fixtures');
 const STAMP = { namespace: 'default', uid: '6f1d3c3e-4b0a-4a51-9d7e-2f2f4f5b6c7d', creationTimestamp: '2026-01-02T03:04:05Z' };
 
 /** The manifest as the API's create validates it, or undefined when it would refuse it. */
@@ -44,100 +41,6 @@ function readBack(pod: PodManifest): unknown {
   const parsed = parseEnvelope(envelope);
   assert.deepEqual(JSON.parse(JSON.stringify(parsed)), envelope, 'the contract keeps every field the API stored');
   return parsed;
-}
-
-const name = fc.stringMatching(/^[a-z][a-z0-9-]{0,20}[a-z0-9]$/);
-const cpu = fc.constantFrom('100m', '250m', '1', '2');
-const memory = fc.constantFrom('64Mi', '128Mi', '1Gi');
-const probe = fc.record(
-  {
-    exec: fc.constant({ command: ['true'] }),
-    periodSeconds: fc.integer({ min: 1, max: 60 }),
-    failureThreshold: fc.integer({ min: 1, max: 10 }),
-    timeoutSeconds: fc.integer({ min: 1, max: 30 }),
-    initialDelaySeconds: fc.integer({ min: 0, max: 30 }),
-  },
-  { requiredKeys: ['exec'] },
-);
-const env = fc.oneof(
-  fc.record({ name: fc.constantFrom('A', 'B_1', 'c'), value: fc.string({ maxLength: 8 }) }),
-  fc.record({
-    name: fc.constantFrom('POD_NAME', 'NS'),
-    valueFrom: fc.record({ fieldRef: fc.record({ fieldPath: fc.constantFrom('metadata.name', 'metadata.namespace', 'spec.nodeName') }) }),
-  }),
-  fc.record({
-    name: fc.constantFrom('CPU', 'MEM'),
-    valueFrom: fc.record({ resourceFieldRef: fc.record({ resource: fc.constantFrom('limits.cpu', 'requests.memory') }, { requiredKeys: ['resource'] }) }),
-  }),
-);
-const container = (containerName: string) =>
-  fc.record(
-    {
-      name: fc.constant(containerName),
-      image: fc.constantFrom('jetlet/busybox:1.35', 'busybox', 'busybox:latest', '127.0.0.1:5000/a/b:c', `busybox@sha256:${'a'.repeat(64)}`),
-      command: fc.array(fc.string({ minLength: 1, maxLength: 8 }), { maxLength: 3 }),
-      args: fc.array(fc.string({ maxLength: 8 }), { maxLength: 2 }),
-      imagePullPolicy: fc.constantFrom('Always', 'IfNotPresent', 'Never'),
-      workingDir: fc.constantFrom('/', '/tmp'),
-      ports: fc.array(
-        fc.record({ containerPort: fc.integer({ min: 1, max: 65535 }), protocol: fc.constantFrom('TCP', 'UDP') }, { requiredKeys: ['containerPort'] }),
-        {
-          maxLength: 1,
-        },
-      ),
-      resources: fc.oneof(
-        fc.record({ limits: fc.record({ cpu, memory }, { requiredKeys: [] }) }),
-        fc.record({ requests: fc.record({ cpu: fc.constant('50m'), memory: fc.constant('32Mi') }, { requiredKeys: [] }) }),
-      ),
-      livenessProbe: probe,
-      readinessProbe: probe,
-      startupProbe: probe,
-      env: fc.uniqueArray(env, { maxLength: 3, selector: (e) => e.name }),
-      terminationMessagePath: fc.constant('/dev/termination-log'),
-      terminationMessagePolicy: fc.constantFrom('File', 'FallbackToLogsOnError'),
-    },
-    { requiredKeys: ['name', 'image'] },
-  );
-const manifest = fc.record({
-  apiVersion: fc.constant('v1'),
-  kind: fc.constant('Pod'),
-  metadata: fc.record(
-    {
-      name,
-      labels: fc.dictionary(fc.constantFrom('app', 'tier', 'example.com/x'), fc.stringMatching(/^[a-z0-9]{0,10}$/), { maxKeys: 2 }),
-      annotations: fc.dictionary(fc.constantFrom('note', 'example.com/y'), fc.string({ maxLength: 20 }), { maxKeys: 2 }),
-      namespace: fc.constant('default'),
-      generateName: fc.constant('web-'),
-    },
-    { requiredKeys: ['name'] },
-  ),
-  spec: fc.record(
-    {
-      containers: fc.integer({ min: 1, max: 3 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => container(`c${i}`)))),
-      // An init container with probes is a sidecar, as Kubernetes requires.
-      initContainers: fc.tuple(container('init').map((c) => (c.livenessProbe || c.readinessProbe || c.startupProbe ? { ...c, restartPolicy: 'Always' } : c))),
-      restartPolicy: fc.constantFrom('Always', 'OnFailure', 'Never'),
-      terminationGracePeriodSeconds: fc.integer({ min: 0, max: 300 }),
-      dnsPolicy: fc.constantFrom('ClusterFirst', 'Default'),
-      enableServiceLinks: fc.boolean(),
-      serviceAccountName: fc.constant('default'),
-      serviceAccount: fc.constant('default'),
-      priority: fc.constant(0),
-      nodeName: name,
-      volumes: fc.constant([{ name: 'scratch', emptyDir: {} }]),
-    },
-    { requiredKeys: ['containers'] },
-  ),
-});
-
-function fixturePods(): unknown[] {
-  const dirs = [FIXTURES, join(FIXTURES, 'docs')];
-  return dirs.flatMap((dir) =>
-    readdirSync(dir)
-      .filter((f) => f.endsWith('.yaml'))
-      .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as { kind?: unknown }))
-      .filter((d) => d?.kind === 'Pod'),
-  );
 }
 
 describe('acceptedPod', () => {

@@ -44,7 +44,7 @@ describe('AssignmentsService', () => {
     assert.equal(bus.published.length, 1);
     assert.equal(assigned.type, 'PodAssigned');
     assert.equal(assigned.subject, SUBJECTS.assignment('node-1', UID));
-    assert.deepEqual(assigned.options, { correlationId: UID, id: `assign-${UID}-1`, causationId: binding.id });
+    assert.deepEqual(assigned.options, { correlationId: UID, id: `assign-${UID}-1`, causationId: binding.id, prevalidated: true });
     const sent = assigned.data.pod as { spec: { nodeName?: string }; metadata: { uid?: string } };
     assert.equal(sent.spec.nodeName, 'node-1');
     assert.equal(sent.metadata.uid, UID);
@@ -83,7 +83,7 @@ describe('AssignmentsService', () => {
           'PodUnassigned',
           SUBJECTS.assignment('node-1', UID),
           { uid: UID, namespace: 'default', name: 'web-0', gracePeriodSeconds: 12 },
-          { correlationId: UID, id: `unassign-${UID}`, causationId: deletion.id },
+          { correlationId: UID, id: `unassign-${UID}`, causationId: deletion.id, prevalidated: true },
         ],
       ],
     );

@@ -4,6 +4,7 @@ import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
 import type { PodRecord } from '#domain';
 import { podRef } from '#observability';
 import { SchedulerCache } from '../cache/scheduler-cache.service.js';
+import { schedulerMessages } from '../messages/scheduler-messages.js';
 
 /** The node work last sent for a pod: the generation assigned, or its removal. */
 export type AssignmentState = { kind: 'assigned'; generation: number } | { kind: 'unassigned' };
@@ -52,29 +53,15 @@ export class AssignmentsService {
 
   /** Sends `node` the pod to run (`PodAssigned`), under a fixed id per generation, and assumes it sent. */
   async assign(pod: PodRecord, node: string): Promise<void> {
-    await this.bus.publish(
-      SUBJECTS.assignment(node, pod.uid),
-      'PodAssigned',
-      { pod: { ...pod.manifest, spec: { ...pod.manifest.spec, nodeName: node } } },
-      // A fixed id per generation: a retried assignment is stored once.
-      {
-        correlationId: pod.uid,
-        id: `assign-${pod.uid}-${pod.manifest.metadata.generation ?? 1}`,
-        // The binding (or the update) this assignment carries out.
-        ...(pod.eventId ? { causationId: pod.eventId } : {}),
-      },
-    );
+    const message = schedulerMessages.podAssigned(pod, node);
+    await this.bus.publish(message.subject, message.type, message.data, message.options);
     this.sent.assume(pod.uid, { kind: 'assigned', generation: pod.manifest.metadata.generation ?? 1 });
   }
 
   /** Tells `node` to let the deleted pod go (the `PodUnassigned` tombstone), and assumes it sent. */
   async unassign(pod: PodRecord, node: string): Promise<void> {
-    await this.bus.publish(
-      SUBJECTS.assignment(node, pod.uid),
-      'PodUnassigned',
-      { uid: pod.uid, namespace: pod.namespace, name: pod.name, gracePeriodSeconds: pod.deletion?.gracePeriodSeconds ?? 30 },
-      { correlationId: pod.uid, id: `unassign-${pod.uid}`, ...(pod.eventId ? { causationId: pod.eventId } : {}) },
-    );
+    const message = schedulerMessages.podUnassigned(pod, node);
+    await this.bus.publish(message.subject, message.type, message.data, message.options);
     this.sent.assume(pod.uid, { kind: 'unassigned' });
     this.logger.log(`unassigned ${podRef(pod)} from ${node}`);
   }

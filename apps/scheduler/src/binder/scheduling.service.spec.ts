@@ -56,7 +56,7 @@ describe('SchedulingService', () => {
     );
     const [scheduled, assigned] = bus.published;
     assert.deepEqual(scheduled.data, { uid: UID, nodeName: 'node-1' });
-    assert.deepEqual(scheduled.options, { correlationId: UID, expectedLastSubjectSequence: createdSeq, causationId: created.id });
+    assert.deepEqual(scheduled.options, { correlationId: UID, expectedLastSubjectSequence: createdSeq, causationId: created.id, prevalidated: true });
     assert.equal(assigned.options.id, `assign-${UID}-1`);
     assert.equal(assigned.options.causationId, 'PodScheduled-1001', 'the assignment carries out the binding');
 

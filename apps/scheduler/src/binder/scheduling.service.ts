@@ -8,6 +8,7 @@ import { AssignmentsService } from '../assignments/assignments.service.js';
 import { SchedulerCache } from '../cache/scheduler-cache.service.js';
 import { phaseTimer, schedulerMetrics, setPendingSource, startAttempt } from '../metrics/scheduler.metrics.js';
 import { NodeLifecycleService } from '../node-lifecycle/node-lifecycle.service.js';
+import { schedulerMessages } from '../messages/scheduler-messages.js';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
 import type { SchedulerConfig } from '../scheduler.config.js';
 import { BindWindow } from './bind-window.js';
@@ -196,19 +197,16 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   private async bind(pod: PodRecord, node: string): Promise<boolean> {
     const stopBind = phaseTimer('bind');
     try {
-      const { seq, envelope } = await this.bus.publish(
-        SUBJECTS.pod(pod.namespace, pod.name),
-        'PodScheduled',
-        { uid: pod.uid, nodeName: node },
-        { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq, ...(pod.eventId ? { causationId: pod.eventId } : {}) },
-      );
+      const message = schedulerMessages.podScheduled(pod, node);
+      const { seq, envelope } = await this.bus.publish(message.subject, message.type, message.data, message.options);
       // Fold our own write now; the stream's copy of it arrives later.
       pod.nodeName = node;
       delete pod.unschedulable;
       pod.subjectSeq = Math.max(pod.subjectSeq, seq);
       pod.eventId = envelope.id;
       // Debug only: every binding is recorded as its PodScheduled fact, and a line each at a thousand a second was a twentieth of the scheduler's CPU.
-      this.logger.debug(`bound ${podRef(pod)} to ${node}`);
+      // Nor is the line built unless it is written.
+      if (Logger.isLevelEnabled('debug')) this.logger.debug(`bound ${podRef(pod)} to ${node}`);
       await this.assignments.assign(pod, node);
       return true;
     } catch (error) {
@@ -227,12 +225,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   private async recordUnschedulable(pod: PodRecord, message: string): Promise<void> {
     if (pod.unschedulable === message) return;
     try {
-      const { seq } = await this.bus.publish(
-        SUBJECTS.pod(pod.namespace, pod.name),
-        'PodUnschedulable',
-        { uid: pod.uid, message },
-        { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq, ...(pod.eventId ? { causationId: pod.eventId } : {}) },
-      );
+      const sent = schedulerMessages.podUnschedulable(pod, message);
+      const { seq } = await this.bus.publish(sent.subject, sent.type, sent.data, sent.options);
       pod.unschedulable = message;
       pod.subjectSeq = Math.max(pod.subjectSeq, seq);
       this.logger.log(`${podRef(pod)} unschedulable: ${message}`);

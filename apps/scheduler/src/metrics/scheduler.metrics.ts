@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { metricsRegistry } from '#observability';
+import { metricsRegistry, talliedCounter } from '#observability';
 
 const PROFILE = 'default-scheduler';
 
@@ -8,12 +8,12 @@ let pendingSource: () => { active: number; unschedulable: number } = () => ({ ac
 
 /** kube-scheduler's metrics, with its names, labels and buckets. */
 export const schedulerMetrics = {
-  attempts: new Counter({
-    name: 'scheduler_schedule_attempts_total',
-    help: 'Number of attempts to schedule pods, by the result. unschedulable means a pod could not be scheduled, while error means an internal scheduler problem.',
-    labelNames: ['result', 'profile'],
-    registers: [metricsRegistry],
-  }),
+  /** Per attempt: counted through a tally (see CounterTally). */
+  attempts: talliedCounter(
+    'scheduler_schedule_attempts_total',
+    'Number of attempts to schedule pods, by the result. unschedulable means a pod could not be scheduled, while error means an internal scheduler problem.',
+    ['result', 'profile'],
+  ),
   attemptDuration: new Histogram({
     name: 'scheduler_scheduling_attempt_duration_seconds',
     help: 'Scheduling attempt latency in seconds (scheduling algorithm + binding)',
@@ -21,12 +21,12 @@ export const schedulerMetrics = {
     buckets: [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384],
     registers: [metricsRegistry],
   }),
-  phaseSeconds: new Counter({
-    name: 'jetlet_scheduler_phase_seconds_total',
-    help: 'Time spent in each part of scheduling: candidates (per-pass node table from the pods), filter_score (picking a node), bind (a binding from PodScheduled written to PodAssigned stored; pipelined, so it can exceed the wall time)',
-    labelNames: ['phase'],
-    registers: [metricsRegistry],
-  }),
+  /** Per binding: counted through a tally (see CounterTally). */
+  phaseSeconds: talliedCounter(
+    'jetlet_scheduler_phase_seconds_total',
+    'Time spent in each part of scheduling: candidates (per-pass node table from the pods), filter_score (picking a node), bind (a binding from PodScheduled written to PodAssigned stored; pipelined, so it can exceed the wall time)',
+    ['phase'],
+  ),
   passes: new Counter({
     name: 'jetlet_scheduler_passes_total',
     help: 'Scheduling passes run: each compares every pod with the nodes and the node work sent; changes during one fold into one pass after it',
@@ -50,7 +50,7 @@ export function startAttempt(): (result: 'scheduled' | 'unschedulable' | 'error'
   const stop = schedulerMetrics.attemptDuration.startTimer();
   return (result) => {
     stop({ result, profile: PROFILE });
-    schedulerMetrics.attempts.inc({ result, profile: PROFILE });
+    schedulerMetrics.attempts.inc(result, PROFILE);
   };
 }
 
@@ -62,5 +62,5 @@ export function setPendingSource(source: typeof pendingSource): void {
 /** Times one phase of scheduling; call the returned function when it ends. */
 export function phaseTimer(phase: 'candidates' | 'filter_score' | 'bind'): () => void {
   const start = performance.now();
-  return () => schedulerMetrics.phaseSeconds.inc({ phase }, (performance.now() - start) / 1000);
+  return () => schedulerMetrics.phaseSeconds.add((performance.now() - start) / 1000, phase);
 }

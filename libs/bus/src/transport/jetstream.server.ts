@@ -150,7 +150,7 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
     } catch (error) {
       ctx.reject(error);
     }
-    if (ctx.outcome === 'acked' && raw.decoded) busMetrics.consumed.inc({ stream: ref.stream, type: raw.decoded.type });
+    if (ctx.outcome === 'acked' && raw.decoded) busMetrics.consumed.inc(ref.stream, raw.decoded.type);
     if (ctx.outcome === 'terminated' && onSkipped) await onSkipped(ctx.getDelivery(), ctx);
   }
 
