@@ -174,6 +174,56 @@ describe('Bus', () => {
     assert.equal(gapsAfter, gapsBefore, 'a purge is not a skipped message');
   });
 
+  it('counts a consumer caught up once the server has nothing more for it, though no delivered message said so', { timeout: 20_000 }, async () => {
+    // The count given at the open took in messages removed before their delivery (a purge):
+    // the last one delivered still says one is pending after it.
+    let close: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => (close = resolve));
+    const messages = {
+      async *[Symbol.asyncIterator]() {
+        yield { seq: 7, info: { pending: 1 } };
+        await closed;
+      },
+      close: () => {
+        close();
+        return Promise.resolve();
+      },
+      // No status to tell: it ends with the consumer.
+      status: () => ({
+        [Symbol.asyncIterator]: () => ({ next: () => closed.then(() => ({ done: true as const, value: undefined })) }),
+      }),
+    };
+    const asked: number[] = [];
+    const drained = (handledSeq: number): Promise<boolean> => {
+      asked.push(handledSeq);
+      return Promise.resolve(handledSeq >= 7);
+    };
+    const handled: number[] = [];
+    type Supervise = (
+      stream: string,
+      name: string,
+      open: () => Promise<unknown>,
+      onMessage: (m: { seq: number }) => Promise<void>,
+    ) => Promise<{ caughtUp: Promise<void>; stop(): Promise<void> }>;
+    const supervise = (sut as unknown as { supervise: Supervise }).supervise.bind(sut);
+    const subscription = await supervise(
+      STREAMS.pods,
+      'caught-up-test',
+      () => Promise.resolve({ messages, pending: 2, drained }),
+      (m) => {
+        handled.push(m.seq);
+        return Promise.resolve();
+      },
+    );
+    try {
+      await subscription.caughtUp;
+      assert.deepEqual(handled, [7]);
+      assert.equal(asked.at(-1), 7);
+    } finally {
+      await subscription.stop();
+    }
+  });
+
   it('creates a durable consumer again when it is deleted under it, and keeps delivering', async () => {
     const node = 'recreate-node';
     const seen: string[] = [];

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import {
   AckPolicy,
@@ -119,6 +120,12 @@ export type Handler = (envelope: AnyEnvelope, delivery: Delivery) => Promise<voi
 interface Opened {
   messages: ConsumerMessages;
   pending: number;
+  /**
+   * Asks the server whether the consumer has nothing more for this process: nothing pending,
+   * and every message it delivered handled (`handledSeq` is the stream sequence of the last
+   * one handled; a durable's are acked).
+   */
+  drained(handledSeq: number): Promise<boolean>;
 }
 
 export type DeliverFrom = 'all' | 'last_per_subject' | 'new' | { startSeq: number } | { startTime: string };
@@ -190,6 +197,13 @@ export const CONSUMER_EXPIRES_MS = 4000;
 /** First and longest wait between attempts to open a consumer again, ms. */
 const REOPEN_FIRST_DELAY_MS = 100;
 const REOPEN_MAX_DELAY_MS = 2000;
+/**
+ * How often a consumer not yet caught up asks the server whether it has drained. A consumer
+ * is caught up when a delivered message says nothing is pending after it; when the count the
+ * server gave at the open falls short (messages purged or deleted before their delivery),
+ * no delivered message says so, and the server's own figures are what tells.
+ */
+const CAUGHT_UP_CHECK_MS = 1000;
 
 /** True for the errors that mean "the bus is not there now", as opposed to a refusal. */
 export function isUnavailable(error: unknown): boolean {
@@ -626,7 +640,13 @@ export class Bus {
         const consumer = await this.js.consumers.get(stream, { filter_subjects: spec.filterSubject, ...deliverConfig(from) });
         const info = await consumer.info(true);
         const messages = await consumer.consume({ expires: CONSUMER_EXPIRES_MS });
-        return { messages, pending: info.num_pending };
+        // Where the server starts it: nothing delivered past this is nothing to handle.
+        const startedAt = info.delivered.stream_seq;
+        const drained = async (handledSeq: number): Promise<boolean> => {
+          const now = await consumer.info(false);
+          return now.num_pending === 0 && now.delivered.stream_seq <= Math.max(handledSeq, startedAt);
+        };
+        return { messages, pending: info.num_pending, drained };
       };
       return this.supervise(stream, 'ordered', openOrdered, async (m) => {
         const from = spec.filterSubject === '>' ? gapStart(lastSeq, m.seq, spec.from) : undefined;
@@ -669,7 +689,11 @@ export class Bus {
       const consumer = await this.js.consumers.get(stream, durable);
       const info = await consumer.info(true);
       const messages = await consumer.consume({ max_messages: 256, expires: CONSUMER_EXPIRES_MS });
-      return { messages, pending: info.num_pending + info.num_ack_pending };
+      const drained = async (): Promise<boolean> => {
+        const now = await consumer.info(false);
+        return now.num_pending === 0 && now.num_ack_pending === 0;
+      };
+      return { messages, pending: info.num_pending + info.num_ack_pending, drained };
     };
     return this.supervise(stream, durable, openDurable, onMessage);
   }
@@ -700,14 +724,30 @@ export class Bus {
     open: (first: boolean) => Promise<Opened>,
     onMessage: (m: JsMsg) => Promise<void | typeof REOPEN>,
   ): Promise<Subscription> {
-    let markCaughtUp: () => void = () => undefined;
-    const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
+    let isCaughtUp = false;
+    let resolveCaughtUp: () => void = () => undefined;
+    const caughtUp = new Promise<void>((resolve) => (resolveCaughtUp = resolve));
+    const markCaughtUp = (): void => {
+      isCaughtUp = true;
+      resolveCaughtUp();
+    };
     let stopped = false;
     const stopping = new AbortController();
     let current = await open(true);
     if (current.pending === 0) markCaughtUp();
     let reopening: Promise<void> | undefined;
     let wake: () => void = () => undefined;
+    let handledSeq = 0;
+    void (async () => {
+      while (!isCaughtUp && !stopped) {
+        await sleep(CAUGHT_UP_CHECK_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
+        if (isCaughtUp || stopped || reopening) continue;
+        if (await current.drained(handledSeq).catch(() => false)) {
+          this.logger.log(`consumer ${consumerName} on ${stream} caught up (the server has nothing more for it)`);
+          markCaughtUp();
+        }
+      }
+    })();
 
     const lag = consumerLag.cell({ stream, consumer: consumerName });
     const handleOne = async (m: JsMsg): Promise<void | typeof REOPEN> => {
@@ -734,6 +774,7 @@ export class Bus {
           return;
         }
         current = next;
+        if (next.pending === 0) markCaughtUp();
         watchStatus(next.messages);
         this.logger.log(`consumer ${consumerName} on ${stream} is back`);
         wake();
@@ -762,6 +803,7 @@ export class Bus {
               reopen('it skipped stored messages');
               break;
             }
+            handledSeq = Math.max(handledSeq, m.seq);
             if (m.info.pending === 0) markCaughtUp();
           }
         } catch (error) {
