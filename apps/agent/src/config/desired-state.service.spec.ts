@@ -29,9 +29,11 @@ function manifest(uid: string, name: string, namespace = 'default', privileged =
 class FakeBus {
   readonly published: { subject: string; type: string; data: Record<string, unknown> }[] = [];
   readonly namespaceLabels = new Map<string, Record<string, string>>();
+  readonly reads: string[] = [];
 
   lastMessage(_stream: string, subject: string): Promise<{ envelope: AnyEnvelope; seq: number } | undefined> {
     const name = subject.slice(subject.lastIndexOf('.') + 1);
+    this.reads.push(name);
     const labels = this.namespaceLabels.get(name);
     if (!labels) return Promise.resolve(undefined);
     return Promise.resolve({
@@ -51,8 +53,8 @@ describe('DesiredStateService', () => {
   let changes: number;
   let seq: number;
 
-  const deliver = async (e: AnyEnvelope, uid: string, at = ++seq): Promise<void> => {
-    const delivery: Delivery = { subject: SUBJECTS.assignment(NODE, uid), seq: at, pending: 0 };
+  const deliver = async (e: AnyEnvelope, uid: string, at = ++seq, pending = 0): Promise<void> => {
+    const delivery: Delivery = { subject: SUBJECTS.assignment(NODE, uid), seq: at, pending };
     await sut.receive(e, delivery);
   };
   const assigned = (m: PodManifest): AnyEnvelope => envelope('PodAssigned', { pod: m }, m.metadata.uid ?? '');
@@ -88,6 +90,27 @@ describe('DesiredStateService', () => {
     assert.equal(changes, 2);
     sut.forget(uid);
     assert.deepEqual(sut.list(), []);
+  });
+
+  it('reads each namespace once for assignments delivered back to back, and afresh for one on its own', async () => {
+    const run = [randomUUID(), randomUUID(), randomUUID()];
+    // A rebuild: two after the first, one after the second, none after the last.
+    await deliver(assigned(manifest(run[0], 'a')), run[0], ++seq, 2);
+    await deliver(assigned(manifest(run[1], 'b', 'team')), run[1], ++seq, 1);
+    await deliver(assigned(manifest(run[2], 'c')), run[2], ++seq, 0);
+    assert.deepEqual(bus.reads, ['default', 'team']);
+    // The namespace turns privileged; the next assignment, on its own, sees it.
+    bus.namespaceLabels.set('default', { 'pod-security.kubernetes.io/enforce': 'privileged' });
+    const alone = randomUUID();
+    await deliver(assigned(manifest(alone, 'root', 'default', true)), alone);
+    assert.deepEqual(bus.reads, ['default', 'team', 'default']);
+    assert.deepEqual(
+      sut
+        .list()
+        .map((p) => p.name)
+        .sort(),
+      ['a', 'b', 'c', 'root'],
+    );
   });
 
   it('never lets a redelivered older assignment bring back a tombstoned pod', async () => {

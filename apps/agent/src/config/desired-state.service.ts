@@ -13,6 +13,11 @@ import { ASSIGNMENTS } from './desired.constants.js';
 
 type Listener = () => void;
 
+type NamespaceRecord = ReturnType<Bus['lastMessage']>;
+
+/** The most assignments of one run that share a namespace's read (see `namespaceRecord`). */
+const RUN_READS = 256;
+
 /**
  * What this node must run, rebuilt from its assignments at every start (AssignmentsController
  * feeds it; its consumer is recreated with last-per-subject delivery, so the cost grows with
@@ -26,6 +31,9 @@ export class DesiredStateService {
   /** The newest stream sequence applied per assignment subject (kept after a pod is forgotten). */
   private readonly applied = new Map<string, number>();
   private readonly listeners = new Set<Listener>();
+  /** Each namespace's record as read for the run of assignments being delivered back to back. */
+  private readonly runNamespaces = new Map<string, NamespaceRecord>();
+  private runReads = 0;
 
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
@@ -43,7 +51,7 @@ export class DesiredStateService {
     // Checked as strictly as the API checks a client: the transport terminates what fails.
     const causes = assignmentCauses(this.config.NODE_NAME, delivery.subject, envelope);
     if (causes.length > 0) throw new ContractValidationError(envelope.type, causes);
-    if (envelope.type === 'PodAssigned' && !(await this.admitPodSecurity(envelope.data.pod))) {
+    if (envelope.type === 'PodAssigned' && !(await this.admitPodSecurity(envelope.data.pod, delivery.pending))) {
       this.applied.set(delivery.subject, delivery.seq);
       return;
     }
@@ -57,10 +65,10 @@ export class DesiredStateService {
    * last recorded it on the bus (its single writer), else POD_SECURITY_DEFAULT. A pod that
    * breaks it is not run, and a Warning `FailedPodSecurity` event says why.
    */
-  private async admitPodSecurity(pod: PodManifest): Promise<boolean> {
+  private async admitPodSecurity(pod: PodManifest, pending: number): Promise<boolean> {
     const namespace = pod.metadata.namespace ?? 'default';
     // A failed read (the bus is away) fails the handler: the assignment is delivered again.
-    const last = await this.bus.lastMessage(STREAMS.pods, SUBJECTS.namespace(namespace));
+    const last = await this.namespaceRecord(namespace, pending);
     const labels = last?.envelope.type === 'NamespaceCreated' ? last.envelope.data.labels : undefined;
     const level = enforcedLevel(labels, this.config.POD_SECURITY_DEFAULT) ?? 'restricted';
     const violations = checkPodSecurity(level, pod.spec);
@@ -70,6 +78,32 @@ export class DesiredStateService {
     this.logger.warn(`refused ${podRef(ref)}: ${message}`);
     this.events.warning(ref, 'FailedPodSecurity', message);
     return false;
+  }
+
+  /**
+   * The namespace's last record on the bus. Assignments delivered back to back (`pending`
+   * after each: at start, the node's whole rebuild) share one read of each namespace, as if
+   * all were admitted at the moment the first was, up to RUN_READS of them; one delivered on
+   * its own, and the first after a run, reads it afresh. A rebuild of 110 pods made 110
+   * round trips, one after another, before the node could start any of them.
+   */
+  private namespaceRecord(namespace: string, pending: number): NamespaceRecord {
+    if (this.runReads++ >= RUN_READS) this.endRun();
+    let record = this.runNamespaces.get(namespace);
+    if (!record) {
+      const read = this.bus.lastMessage(STREAMS.pods, SUBJECTS.namespace(namespace));
+      this.runNamespaces.set(namespace, read);
+      // A failed read is not shared: the next assignment asks again.
+      read.catch(() => this.runNamespaces.get(namespace) === read && this.runNamespaces.delete(namespace));
+      record = read;
+    }
+    if (pending === 0) this.endRun();
+    return record;
+  }
+
+  private endRun(): void {
+    this.runNamespaces.clear();
+    this.runReads = 0;
   }
 
   /** Resolves once every assignment that existed at start has been applied. */
