@@ -142,6 +142,39 @@ describe('Bus', () => {
     assert.equal(seen[2], 9);
     await sub.stop();
   });
+  it('counts an ordered consumer caught up once it has handled what the stream held at its open, though writes keep coming', { timeout: 60_000 }, async () => {
+    const node = 'busy-node';
+    const publish = async (count: number): Promise<void> => {
+      for (let i = 0; i < count; i += 50)
+        await Promise.all(
+          Array.from({ length: Math.min(50, count - i) }, () => {
+            const uid = randomUUID();
+            return sut.publish(
+              SUBJECTS.assignment(node, uid),
+              'PodUnassigned',
+              { uid, namespace: 'default', name: 'b', gracePeriodSeconds: 1 },
+              { correlationId: uid },
+            );
+          }),
+        );
+    };
+    const HELD = 1000;
+    await publish(HELD);
+    // While the first message is handled, as many again are written: the ones held at the open
+    // that the server delivers after that say more are pending after them.
+    let handled = 0;
+    let handledAtCaughtUp = 0;
+    const sub = await sut.follow(STREAMS.assign, { filterSubject: SUBJECTS.nodeAssignments(node), from: 'all' }, async () => {
+      if (++handled === 1) await publish(HELD);
+    });
+    try {
+      await sub.caughtUp.then(() => (handledAtCaughtUp = handled));
+      assert.ok(handledAtCaughtUp >= HELD && handledAtCaughtUp < 2 * HELD, `caught up after ${handledAtCaughtUp} messages; ${HELD} were held at the open`);
+    } finally {
+      await sub.stop();
+    }
+  });
+
   it('replays a whole stream across purged sequences without taking them for skipped messages', async () => {
     const node = 'gap-node';
     const uids = [randomUUID(), randomUUID(), randomUUID()];

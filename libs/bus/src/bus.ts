@@ -126,6 +126,12 @@ interface Opened {
    * one handled; a durable's are acked).
    */
   drained(handledSeq: number): Promise<boolean>;
+  /**
+   * An ordered consumer delivers each message once, in stream order: the first `pending`
+   * messages it delivers are what the stream held at the open. (A durable's redeliveries come
+   * out of order, so it has no such count.)
+   */
+  inOrder: boolean;
 }
 
 export type DeliverFrom = 'all' | 'last_per_subject' | 'new' | { startSeq: number } | { startTime: string };
@@ -646,7 +652,7 @@ export class Bus {
           const now = await consumer.info(false);
           return now.num_pending === 0 && now.delivered.stream_seq <= Math.max(handledSeq, startedAt);
         };
-        return { messages, pending: info.num_pending, drained };
+        return { messages, pending: info.num_pending, drained, inOrder: true };
       };
       return this.supervise(stream, 'ordered', openOrdered, async (m) => {
         const from = spec.filterSubject === '>' ? gapStart(lastSeq, m.seq, spec.from) : undefined;
@@ -693,7 +699,7 @@ export class Bus {
         const now = await consumer.info(false);
         return now.num_pending === 0 && now.num_ack_pending === 0;
       };
-      return { messages, pending: info.num_pending + info.num_ack_pending, drained };
+      return { messages, pending: info.num_pending + info.num_ack_pending, drained, inOrder: false };
     };
     return this.supervise(stream, durable, openDurable, onMessage);
   }
@@ -738,6 +744,9 @@ export class Bus {
     let reopening: Promise<void> | undefined;
     let wake: () => void = () => undefined;
     let handledSeq = 0;
+    // What the stream held at the first open, for an ordered consumer: handled once this many
+    // messages are, as an informer has synced once its list is, though writes keep coming.
+    let heldAtOpen = current.inOrder ? current.pending : Number.POSITIVE_INFINITY;
     void (async () => {
       while (!isCaughtUp && !stopped) {
         await sleep(CAUGHT_UP_CHECK_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
@@ -803,8 +812,9 @@ export class Bus {
               reopen('it skipped stored messages');
               break;
             }
+            if (m.seq > handledSeq) heldAtOpen--;
             handledSeq = Math.max(handledSeq, m.seq);
-            if (m.info.pending === 0) markCaughtUp();
+            if (m.info.pending === 0 || heldAtOpen <= 0) markCaughtUp();
           }
         } catch (error) {
           if (!stopped) this.logger.warn(`consumer ${consumerName} on ${stream} ended: ${String(error)}`);
