@@ -11,15 +11,18 @@ export interface AgentStartOptions {
   node: string;
   /** Attempts in all, the first included. */
   attempts: number;
-  /** First and longest wait between attempts, ms. */
-  initialMs: number;
-  maxMs: number;
+  /** First and longest wait between attempts, ms (by default START_BACKOFF's). */
+  initialMs?: number;
+  maxMs?: number;
   clock?: Clock;
   /** Stops retrying (the process is stopping): the last error is thrown. */
   signal?: AbortSignal;
   /** Hears of each failed attempt that will be tried again, and the wait before it. */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
 }
+
+/** The wait before an agent's start is tried again: from 1 s, doubling, up to 16 s. */
+export const START_BACKOFF = { initialMs: 1000, maxMs: 16_000 } as const;
 
 /** An agent that did not start: the bus did not answer its start-up requests in `attempts` tries, or refused one. */
 export class AgentStartError extends Error {
@@ -61,8 +64,8 @@ export async function startAgent<T extends Closable>(start: (track: (app: T) => 
         }
       },
       {
-        initialMs: options.initialMs,
-        maxMs: options.maxMs,
+        initialMs: options.initialMs ?? START_BACKOFF.initialMs,
+        maxMs: options.maxMs ?? START_BACKOFF.maxMs,
         maxAttempts: options.attempts,
         retryable: isUnavailable,
         ...(options.clock ? { clock: options.clock } : {}),

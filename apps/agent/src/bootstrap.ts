@@ -39,8 +39,6 @@ async function bootstrap(): Promise<void> {
     {
       node: config.NODE_NAME,
       attempts: START_ATTEMPTS,
-      initialMs: 1000,
-      maxMs: 16_000,
       onRetry: (error, attempt, delayMs) =>
         logger.warn(
           `agent did not start (attempt ${attempt} of ${START_ATTEMPTS}): ${(error as Error).message}; starting it again in ${delayMs} ms`,

@@ -19,10 +19,6 @@ import { packModules, releaseBootstrapState, releaseContainer } from './hollow-m
 
 /** Agents started at once: each opens its consumer (and, with HOLLOW_CONNECTIONS=per-node, connects and checks the streams), which the server serialises. */
 const START_CONCURRENCY = 25;
-/** First and longest wait before an agent whose start failed is started again, ms. */
-const START_RETRY_FIRST_MS = 1000;
-const START_RETRY_MAX_MS = 16_000;
-
 const startRetries = new Counter({
   name: 'jetlet_hollow_agent_start_retries_total',
   help: 'Hollow agents started again because a bus request of their start-up failed for now (a timeout, JetStream not ready)',
@@ -126,8 +122,6 @@ async function bootstrap(): Promise<void> {
         {
           node: config.NODE_NAME,
           attempts: hollow.HOLLOW_START_ATTEMPTS,
-          initialMs: START_RETRY_FIRST_MS,
-          maxMs: START_RETRY_MAX_MS,
           signal: starting.signal,
           onRetry: (error, attempt, delayMs) => {
             startRetries.inc();
