@@ -80,7 +80,10 @@ export class ManagedProcess {
         return this.output.find((l) => pattern.test(l));
       },
       timeoutMs,
-    );
+    ).catch((error: unknown) => {
+      // What the process printed is what tells why the line never came.
+      throw new Error(`${(error as Error).message}; its last lines:\n${this.tail()}`, { cause: error });
+    });
   }
 
   tail(lines = 40): string {
