@@ -37,6 +37,7 @@ import { BusError, BusUnavailableError, MessageTooLargeError, SequenceConflictEr
 import { retry } from '#workqueue';
 import { credentialOptions, tlsOptions, type BusCredentials, type BusTls } from './credentials.js';
 import { Outbox, type OutboxOptions } from './outbox.js';
+import { OrderedCursor, orderedDrained, type StoredFrom } from './ordered-cursor.js';
 import { JetStreamContext, type ConsumerRef, type Delivery } from './transport/jetstream.context.js';
 
 export type { Delivery } from './transport/jetstream.context.js';
@@ -162,23 +163,6 @@ export interface Subscription {
 
 /** What an ordered consumer's handler returns to have the consumer opened again after the last message it handled. */
 const REOPEN = Symbol('reopen');
-
-/**
- * Where to look for messages an ordered consumer skipped, when it delivers `seq` after
- * `lastSeq`, or undefined when nothing can be missing. Under load, nats-server 2.9 has been
- * seen to hand an ordered pull consumer a later message with the next delivery sequence,
- * silently passing over stored ones, so the client's own ordering check cannot notice.
- * A consumer replaying the last message per subject skips older ones by design; one
- * starting at new messages or at a time has no known start. Checked on whole-stream
- * consumers only (the projections): there a gap is rare (a purge), so the check costs one
- * read per purge; on a filtered consumer nearly every message follows a gap.
- */
-export function gapStart(lastSeq: number, seq: number, from: DeliverFrom): number | undefined {
-  if (from === 'last_per_subject' || seq <= lastSeq + 1) return undefined;
-  if (lastSeq > 0) return lastSeq + 1;
-  if (from === 'all') return 1;
-  return typeof from === 'object' && 'startSeq' in from ? from.startSeq : undefined;
-}
 
 function deliverConfig(from: DeliverFrom): { deliver_policy: DeliverPolicy; opt_start_seq?: number; opt_start_time?: string } {
   if (typeof from === 'object' && 'startTime' in from) return { deliver_policy: DeliverPolicy.StartTime, opt_start_time: from.startTime };
@@ -640,31 +624,39 @@ export class Bus {
   async open(spec: ConsumerSpec, onMessage: RawHandler): Promise<Subscription> {
     const { stream, durable } = spec;
     if (durable === undefined) {
-      let lastSeq = 0;
+      const cursor = new OrderedCursor(spec.from, spec.filterSubject === '>');
+      const storedFrom: StoredFrom = (seq) => this.storedFrom(stream, spec.filterSubject, seq);
       const openOrdered = async (): Promise<Opened> => {
-        const from: DeliverFrom = lastSeq > 0 ? { startSeq: lastSeq + 1 } : spec.from;
-        const consumer = await this.js.consumers.get(stream, { filter_subjects: spec.filterSubject, ...deliverConfig(from) });
+        const consumer = await this.js.consumers.get(stream, { filter_subjects: spec.filterSubject, ...deliverConfig(cursor.openFrom) });
         const info = await consumer.info(true);
         const messages = await consumer.consume({ expires: CONSUMER_EXPIRES_MS });
         // Where the server starts it: nothing delivered past this is nothing to handle.
         const startedAt = info.delivered.stream_seq;
         const drained = async (handledSeq: number): Promise<boolean> => {
           const now = await consumer.info(false);
-          return now.num_pending === 0 && now.delivered.stream_seq <= Math.max(handledSeq, startedAt);
+          return orderedDrained({ pending: now.num_pending, deliveredSeq: now.delivered.stream_seq }, Math.max(handledSeq, startedAt), storedFrom);
         };
         return { messages, pending: info.num_pending, drained, inOrder: true };
       };
+      const gapChecked: StoredFrom = (seq) =>
+        storedFrom(seq).catch((error: unknown) => {
+          // The gap then goes unchecked: say so where it can be seen.
+          this.logger.warn(`could not check ${stream} for messages skipped from ${seq} on ${spec.filterSubject}: ${String(error)}`);
+          return undefined;
+        });
       return this.supervise(stream, 'ordered', openOrdered, async (m) => {
-        const from = spec.filterSubject === '>' ? gapStart(lastSeq, m.seq, spec.from) : undefined;
-        if (from !== undefined) {
-          const missed = await this.firstStored(stream, spec.filterSubject, from);
-          if (missed !== undefined && missed < m.seq) {
-            busMetrics.orderedGaps.inc({ stream });
-            this.logger.warn(`ordered consumer on ${stream} (${spec.filterSubject}) delivered ${m.seq} but never ${missed}; opening it again at ${missed}`);
-            return REOPEN;
-          }
+        const verdict = await cursor.check(m.seq, gapChecked);
+        if (verdict.kind === 'reopen') {
+          busMetrics.orderedGaps.inc({ stream });
+          this.logger.warn(
+            `ordered consumer on ${stream} (${spec.filterSubject}) delivered ${m.seq} but never ${verdict.missed}; opening it again at ${verdict.missed}`,
+          );
+          return REOPEN;
         }
-        lastSeq = Math.max(lastSeq, m.seq);
+        if (verdict.kind === 'passed-over')
+          this.logger.error(
+            `ordered consumer on ${stream} (${spec.filterSubject}) passed over ${verdict.missed} again after opening at it; going on at ${m.seq} without it`,
+          );
         return onMessage(m);
       });
     }
@@ -704,17 +696,11 @@ export class Bus {
     return this.supervise(stream, durable, openDurable, onMessage);
   }
 
-  /** The sequence of the first message at or after `seq` on `filter`, or undefined when there is none (or the stream cannot say). */
-  private async firstStored(stream: string, filter: string, seq: number): Promise<number | undefined> {
-    try {
-      // STREAM.MSG.GET takes `next_by_subj` since nats-server 2.9; nats.js types it only for direct gets.
-      const stored = await this.jsm.streams.getMessage(stream, { seq, next_by_subj: filter } as unknown as MsgRequest);
-      return stored?.seq;
-    } catch (error) {
-      // The gap then goes unchecked: say so where it can be seen.
-      this.logger.warn(`could not check ${stream} for messages skipped from ${seq} on ${filter}: ${String(error)}`);
-      return undefined;
-    }
+  /** The sequence of the first message stored at or after `seq` on `filter`, or undefined when there is none. */
+  private async storedFrom(stream: string, filter: string, seq: number): Promise<number | undefined> {
+    // STREAM.MSG.GET takes `next_by_subj` since nats-server 2.9; nats.js types it only for direct gets.
+    const stored = await this.jsm.streams.getMessage(stream, { seq, next_by_subj: filter } as unknown as MsgRequest);
+    return stored?.seq;
   }
 
   /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { gapStart } from './bus.js';
+import { gapStart, OrderedCursor, orderedDrained, type StoredFrom } from './ordered-cursor.js';
 
 describe('gapStart: where an ordered consumer may have skipped stored messages', () => {
   it('sees nothing missing when the next sequence follows the last one', () => {
@@ -23,5 +23,76 @@ describe('gapStart: where an ordered consumer may have skipped stored messages',
     assert.equal(gapStart(0, 7, 'new'), undefined);
     assert.equal(gapStart(0, 7, { startTime: '2026-01-01T00:00:00Z' }), undefined);
     assert.equal(gapStart(4, 19, 'last_per_subject'), undefined);
+  });
+});
+
+/** A stream that stores `seqs` (on the consumer's filter), asked as STREAM.MSG.GET with next_by_subj is. */
+const storing =
+  (...seqs: number[]): StoredFrom =>
+  (seq) =>
+    Promise.resolve(seqs.find((stored) => stored >= seq));
+
+describe('OrderedCursor: where an ordered consumer opens and when it opens again', () => {
+  it('opens at its start, then after the last message it delivered', async () => {
+    const cursor = new OrderedCursor('all', true);
+    assert.deepEqual(cursor.openFrom, 'all');
+    assert.deepEqual(await cursor.check(1, storing(1, 2)), { kind: 'handle' });
+    assert.deepEqual(await cursor.check(2, storing(1, 2)), { kind: 'handle' });
+    assert.deepEqual(cursor.openFrom, { startSeq: 3 });
+  });
+
+  it('takes purged sequences for a gap only when the stream still stores what was passed over', async () => {
+    const cursor = new OrderedCursor('all', true);
+    assert.deepEqual(await cursor.check(9, storing(9, 10)), { kind: 'handle' });
+    assert.deepEqual(await cursor.check(10, storing(9, 10)), { kind: 'handle' });
+  });
+
+  it('opens again at the first message passed over, also before it delivered any', async () => {
+    const cursor = new OrderedCursor('all', true);
+    assert.deepEqual(await cursor.check(9, storing(4, 9)), { kind: 'reopen', missed: 4 });
+    assert.deepEqual(cursor.openFrom, { startSeq: 4 });
+    assert.deepEqual(await cursor.check(4, storing(4, 9)), { kind: 'handle' });
+    assert.deepEqual(await cursor.check(9, storing(4, 9)), { kind: 'handle' });
+    assert.deepEqual(cursor.openFrom, { startSeq: 10 });
+  });
+
+  it('goes on without a message the server passes over again after opening at it, instead of opening again forever', async () => {
+    const cursor = new OrderedCursor('all', true);
+    assert.deepEqual(await cursor.check(9, storing(4, 9)), { kind: 'reopen', missed: 4 });
+    assert.deepEqual(await cursor.check(9, storing(4, 9)), { kind: 'passed-over', missed: 4 });
+    assert.deepEqual(cursor.openFrom, { startSeq: 10 });
+    // A later gap is a new one, and opens it again.
+    assert.deepEqual(await cursor.check(14, storing(4, 9, 12, 14)), { kind: 'reopen', missed: 12 });
+  });
+
+  it('never checks a filtered consumer, where nearly every message follows a gap', async () => {
+    const cursor = new OrderedCursor('all', false);
+    let asked = 0;
+    const stored: StoredFrom = () => {
+      asked++;
+      return Promise.resolve(1);
+    };
+    assert.deepEqual(await cursor.check(9, stored), { kind: 'handle' });
+    assert.equal(asked, 0);
+  });
+});
+
+describe('orderedDrained: an ordered consumer with nothing more for its process', () => {
+  it('is drained when the server counts nothing pending and every delivered message is handled', async () => {
+    assert.equal(await orderedDrained({ pending: 0, deliveredSeq: 7 }, 7, storing()), true);
+  });
+
+  it('is not drained while a delivered message waits to be handled', async () => {
+    assert.equal(await orderedDrained({ pending: 0, deliveredSeq: 8 }, 7, storing()), false);
+  });
+
+  it('asks the stream when the server counts messages pending that it no longer stores', async () => {
+    assert.equal(await orderedDrained({ pending: 2, deliveredSeq: 7 }, 7, storing(3, 7)), true);
+    assert.equal(await orderedDrained({ pending: 2, deliveredSeq: 7 }, 7, storing(3, 7, 11)), false);
+  });
+
+  it('lets an error of the stream reach the caller, which asks again later', async () => {
+    const failing: StoredFrom = () => Promise.reject(new Error('timeout'));
+    await assert.rejects(orderedDrained({ pending: 1, deliveredSeq: 7 }, 7, failing), /timeout/);
   });
 });
