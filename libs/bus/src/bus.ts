@@ -37,7 +37,7 @@ import { BusError, BusUnavailableError, MessageTooLargeError, SequenceConflictEr
 import { retry } from '#workqueue';
 import { credentialOptions, tlsOptions, type BusCredentials, type BusTls } from './credentials.js';
 import { Outbox, type OutboxOptions } from './outbox.js';
-import { OrderedCursor, orderedDrained, type StoredFrom } from './ordered-cursor.js';
+import { OrderedCursor, orderedDrained, reopenDelayMs, type StoredFrom } from './ordered-cursor.js';
 import { JetStreamContext, type ConsumerRef, type Delivery } from './transport/jetstream.context.js';
 
 export type { Delivery } from './transport/jetstream.context.js';
@@ -648,15 +648,14 @@ export class Bus {
         const verdict = await cursor.check(m.seq, gapChecked);
         if (verdict.kind === 'reopen') {
           busMetrics.orderedGaps.inc({ stream });
+          const delayMs = reopenDelayMs(verdict.attempt);
           this.logger.warn(
-            `ordered consumer on ${stream} (${spec.filterSubject}) delivered ${m.seq} but never ${verdict.missed}; opening it again at ${verdict.missed}`,
+            `ordered consumer on ${stream} (${spec.filterSubject}) delivered ${m.seq} but never ${verdict.missed}; opening it again at ${verdict.missed}` +
+              (delayMs > 0 ? ` in ${delayMs} ms (attempt ${verdict.attempt})` : ''),
           );
+          if (delayMs > 0) await sleep(delayMs);
           return REOPEN;
         }
-        if (verdict.kind === 'passed-over')
-          this.logger.error(
-            `ordered consumer on ${stream} (${spec.filterSubject}) passed over ${verdict.missed} again after opening at it; going on at ${m.seq} without it`,
-          );
         return onMessage(m);
       });
     }

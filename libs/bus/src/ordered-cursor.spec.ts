@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { gapStart, OrderedCursor, orderedDrained, type StoredFrom } from './ordered-cursor.js';
+import { gapStart, OrderedCursor, orderedDrained, reopenDelayMs, type StoredFrom } from './ordered-cursor.js';
 
 describe('gapStart: where an ordered consumer may have skipped stored messages', () => {
   it('sees nothing missing when the next sequence follows the last one', () => {
@@ -49,20 +49,26 @@ describe('OrderedCursor: where an ordered consumer opens and when it opens again
 
   it('opens again at the first message passed over, also before it delivered any', async () => {
     const cursor = new OrderedCursor('all', true);
-    assert.deepEqual(await cursor.check(9, storing(4, 9)), { kind: 'reopen', missed: 4 });
+    assert.deepEqual(await cursor.check(9, storing(4, 9)), { kind: 'reopen', missed: 4, attempt: 1 });
     assert.deepEqual(cursor.openFrom, { startSeq: 4 });
     assert.deepEqual(await cursor.check(4, storing(4, 9)), { kind: 'handle' });
     assert.deepEqual(await cursor.check(9, storing(4, 9)), { kind: 'handle' });
     assert.deepEqual(cursor.openFrom, { startSeq: 10 });
   });
 
-  it('goes on without a message the server passes over again after opening at it, instead of opening again forever', async () => {
+  it('opens again at a message the server keeps passing over, counting the attempts, and never goes on without it', async () => {
     const cursor = new OrderedCursor('all', true);
-    assert.deepEqual(await cursor.check(9, storing(4, 9)), { kind: 'reopen', missed: 4 });
-    assert.deepEqual(await cursor.check(9, storing(4, 9)), { kind: 'passed-over', missed: 4 });
-    assert.deepEqual(cursor.openFrom, { startSeq: 10 });
-    // A later gap is a new one, and opens it again.
-    assert.deepEqual(await cursor.check(14, storing(4, 9, 12, 14)), { kind: 'reopen', missed: 12 });
+    assert.deepEqual(await cursor.check(9, storing(4, 9)), { kind: 'reopen', missed: 4, attempt: 1 });
+    assert.deepEqual(await cursor.check(9, storing(4, 9)), { kind: 'reopen', missed: 4, attempt: 2 });
+    assert.deepEqual(await cursor.check(11, storing(4, 9, 11)), { kind: 'reopen', missed: 4, attempt: 3 });
+    assert.deepEqual(cursor.openFrom, { startSeq: 4 });
+    // Delivered at last: a later gap is a new one.
+    assert.deepEqual(await cursor.check(4, storing(4, 9, 11, 12, 14)), { kind: 'handle' });
+    assert.deepEqual(await cursor.check(14, storing(4, 9, 11, 12, 14)), { kind: 'reopen', missed: 9, attempt: 1 });
+  });
+
+  it('waits longer before each open at the same message: at once, then 100 ms doubling to 2 s', () => {
+    assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 20].map(reopenDelayMs), [0, 100, 200, 400, 800, 1600, 2000, 2000]);
   });
 
   it('never checks a filtered consumer, where nearly every message follows a gap', async () => {

@@ -20,18 +20,24 @@ export function gapStart(lastSeq: number, seq: number, from: DeliverFrom): numbe
 /** The sequence of the first message stored at or after `seq` on the consumer's filter, or undefined when there is none. */
 export type StoredFrom = (seq: number) => Promise<number | undefined>;
 
-/** What to do with a delivered message: handle it, or open the consumer again at `from` first. */
-export type GapVerdict = { kind: 'handle' } | { kind: 'reopen'; missed: number } | { kind: 'passed-over'; missed: number };
+/**
+ * What to do with a delivered message: handle it, or open the consumer again at `missed`
+ * first; `attempt` counts the opens in a row at that same message.
+ */
+export type GapVerdict = { kind: 'handle' } | { kind: 'reopen'; missed: number; attempt: number };
 
 /**
  * An ordered consumer's position: where it opens again, and whether a delivered message
  * passed over stored ones. A gap opens the consumer again at the first message it passed
- * over; when the server passes over that same message once more, the consumer goes on
- * without it rather than opening again forever (the caller says so in its log).
+ * over. While purges of other subjects go on, nats-server 2.9 has been seen to pass over
+ * the same message again right after such an open: the consumer opens again at it as often
+ * as it takes (the caller waits longer each time), and never goes on without it, as a
+ * projection missing a fact would be wrong for good.
  */
 export class OrderedCursor {
   private lastSeq = 0;
   private reopenedAt: number | undefined;
+  private attempts = 0;
 
   constructor(
     private readonly from: DeliverFrom,
@@ -50,18 +56,20 @@ export class OrderedCursor {
     if (start !== undefined) {
       const missed = await storedFrom(start);
       if (missed !== undefined && missed < seq) {
-        if (missed !== this.reopenedAt) {
-          this.reopenedAt = missed;
-          this.lastSeq = missed - 1;
-          return { kind: 'reopen', missed };
-        }
-        this.lastSeq = Math.max(this.lastSeq, seq);
-        return { kind: 'passed-over', missed };
+        this.attempts = missed === this.reopenedAt ? this.attempts + 1 : 1;
+        this.reopenedAt = missed;
+        this.lastSeq = missed - 1;
+        return { kind: 'reopen', missed, attempt: this.attempts };
       }
     }
     this.lastSeq = Math.max(this.lastSeq, seq);
     return { kind: 'handle' };
   }
+}
+
+/** How long to wait before opening again at a message passed over `attempt` times in a row: at once, then 100 ms doubling to 2 s. */
+export function reopenDelayMs(attempt: number): number {
+  return attempt <= 1 ? 0 : Math.min(100 * 2 ** (attempt - 2), 2000);
 }
 
 /** What an ordered consumer's server reports of it, for `orderedDrained`. */
