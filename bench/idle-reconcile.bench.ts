@@ -115,7 +115,8 @@ async function main(): Promise<void> {
   const cluster = await Cluster.start();
   const node = uniqueName('bench-idle');
   try {
-    const agent = await cluster.startAgent(node, { RESYNC_SECONDS: '1', HEARTBEAT_SECONDS: '10' });
+    const idleEnv = { RESYNC_SECONDS: '1', HEARTBEAT_SECONDS: '10' };
+    const agent = await cluster.startAgent(node, idleEnv);
     const pid = agent.child.pid ?? 0;
     const url = cluster.agentUrl(node);
     await sleep(3000); // let start-up passes and registration settle
@@ -148,37 +149,41 @@ async function main(): Promise<void> {
     const floors = await floorsMiB();
     const floorFull = await dockerListMs(node);
 
-    // Calls made in either window, by name (the rest stay at zero while idle).
-    const calls = [...new Set([...empty.byCall.keys(), ...full.byCall.keys()])]
-      .filter((c) => (empty.byCall.get(c) ?? 0) + (full.byCall.get(c) ?? 0) > 0)
-      .sort();
+    // The baseline, same pods: the agent started again listing every pass (no list kept between passes).
+    await agent.stop();
+    await cluster.startAgent(node, { ...idleEnv, PLEG_RELIST_SECONDS: '0' });
+    await cluster.withLogs(waitFor(`${PODS} pods Running after the restart`, async () => (await listPods(cluster)).every(running), workTimeoutMs(PODS), 1000));
+    await sleep(3000); // the restarted agent's first passes and status reports
+    const everyPass = await idleWindow(url, IDLE_WINDOW_MS);
+
+    // Calls made in any window, by name (the rest stay at zero while idle).
+    const windows = [empty, full, everyPass];
+    const calls = [...new Set(windows.flatMap((w) => [...w.byCall.keys()]))].filter((c) => windows.some((w) => (w.byCall.get(c) ?? 0) > 0)).sort();
+    const reconcileCalls = (w: Window): number => w.callsPerPass - (w.byCall.get('container_stats') ?? 0);
     printTable(
-      `idle reconcile, RESYNC_SECONDS=1: agent with 0 pods (${empty.seconds.toFixed(0)} s) vs ${PODS} running pods (${full.seconds.toFixed(0)} s)`,
-      ['0 pods', `${PODS} pods`],
+      `idle reconcile, RESYNC_SECONDS=1: agent with 0 pods (${empty.seconds.toFixed(0)} s) vs ${PODS} running pods (${full.seconds.toFixed(0)} s), ` +
+        `and the baseline: the same ${PODS} pods listed every pass (PLEG_RELIST_SECONDS=0, ${everyPass.seconds.toFixed(0)} s)`,
+      ['0 pods', `${PODS} pods`, `${PODS} pods, a list every pass`],
       [
-        ['reconcile passes per second', fmt(empty.passes / empty.seconds, 2), fmt(full.passes / full.seconds, 2)],
-        ['mean time per pass (ms)', fmt(empty.meanPassMs, 2), fmt(full.meanPassMs, 2)],
-        ["  the pass's list of the node's containers (PLEG relist, ms)", fmt(empty.meanListMs, 2), fmt(full.meanListMs, 2)],
-        ['  the rest: admit, plan, probes, status (ms)', fmt(empty.meanPassMs - empty.meanListMs, 2), fmt(full.meanPassMs - full.meanListMs, 2)],
-        [`Docker's own floor: the same list call from outside, mean of ${FLOOR_LISTS} (ms)`, fmt(floorEmpty, 2), fmt(floorFull, 2)],
-        ['  target, 110 pods (ms)', '-', 10],
-        ['Docker API calls per pass, all', fmt(empty.callsPerPass, 2), fmt(full.callsPerPass, 2)],
+        ['reconcile passes per second', ...windows.map((w) => fmt(w.passes / w.seconds, 2))],
+        ['mean time per pass (ms)', ...windows.map((w) => fmt(w.meanPassMs, 2))],
+        ["  the pass's list of the node's containers (PLEG relist, kept or asked for, ms)", ...windows.map((w) => fmt(w.meanListMs, 2))],
+        ['  the rest: admit, plan, probes, status (ms)', ...windows.map((w) => fmt(w.meanPassMs - w.meanListMs, 2))],
+        [`Docker's own floor: the same list call from outside, mean of ${FLOOR_LISTS} (ms)`, fmt(floorEmpty, 2), fmt(floorFull, 2), fmt(floorFull, 2)],
+        ['  target, 110 pods (ms)', '-', 10, '-'],
+        ['Docker API calls per pass, all', ...windows.map((w) => fmt(w.callsPerPass, 2))],
         // The stats collector samples each running container every 10 s (cAdvisor's housekeeping), apart from the passes.
-        [
-          'Docker API calls per pass, reconcile only (all but container_stats)',
-          fmt(empty.callsPerPass - (empty.byCall.get('container_stats') ?? 0), 2),
-          fmt(full.callsPerPass - (full.byCall.get('container_stats') ?? 0), 2),
-        ],
-        ...calls.map((call) => [`  ${call}`, fmt(empty.byCall.get(call) ?? 0, 2), fmt(full.byCall.get(call) ?? 0, 2)]),
-        ['kubelet generic PLEG: CRI list calls per relist (reference)', KUBELET_RELIST_CALLS, KUBELET_RELIST_CALLS],
-        ['agent resident memory, VmRSS (MiB)', fmt(memoryEmpty.rssMiB, 1), fmt(memoryFull.rssMiB, 1)],
-        ['  V8 heap in use (MiB)', fmt(memoryEmpty.heapUsedMiB, 1), fmt(memoryFull.heapUsedMiB, 1)],
-        ['  V8 heap reserved (MiB)', fmt(memoryEmpty.heapTotalMiB, 1), fmt(memoryFull.heapTotalMiB, 1)],
-        ['  outside the heap: buffers, WebAssembly memory (MiB)', fmt(memoryEmpty.externalMiB, 1), fmt(memoryFull.externalMiB, 1)],
-        ['floor: Node.js alone, VmRSS (MiB)', fmt(floors.node, 1), fmt(floors.node, 1)],
-        ["floor: Node.js with the agent's modules loaded, nothing started, V8's default sizing (MiB)", fmt(floors.loaded, 1), fmt(floors.loaded, 1)],
-        ['floor: the same, sized as the agent runs (--optimize-for-size) (MiB)', fmt(floors.loadedForSize, 1), fmt(floors.loadedForSize, 1)],
-        ['target (the kubelet runs in 50-100 MB)', '-', 80],
+        ['Docker API calls per pass, reconcile only (all but container_stats)', ...windows.map((w) => fmt(reconcileCalls(w), 2))],
+        ...calls.map((call) => [`  ${call}`, ...windows.map((w) => fmt(w.byCall.get(call) ?? 0, 2))]),
+        ['kubelet generic PLEG: CRI list calls per relist (reference)', KUBELET_RELIST_CALLS, KUBELET_RELIST_CALLS, KUBELET_RELIST_CALLS],
+        ['agent resident memory, VmRSS (MiB)', fmt(memoryEmpty.rssMiB, 1), fmt(memoryFull.rssMiB, 1), '-'],
+        ['  V8 heap in use (MiB)', fmt(memoryEmpty.heapUsedMiB, 1), fmt(memoryFull.heapUsedMiB, 1), '-'],
+        ['  V8 heap reserved (MiB)', fmt(memoryEmpty.heapTotalMiB, 1), fmt(memoryFull.heapTotalMiB, 1), '-'],
+        ['  outside the heap: buffers, WebAssembly memory (MiB)', fmt(memoryEmpty.externalMiB, 1), fmt(memoryFull.externalMiB, 1), '-'],
+        ['floor: Node.js alone, VmRSS (MiB)', fmt(floors.node, 1), fmt(floors.node, 1), '-'],
+        ["floor: Node.js with the agent's modules loaded, nothing started, V8's default sizing (MiB)", fmt(floors.loaded, 1), fmt(floors.loaded, 1), '-'],
+        ['floor: the same, sized as the agent runs (--optimize-for-size) (MiB)', fmt(floors.loadedForSize, 1), fmt(floors.loadedForSize, 1), '-'],
+        ['target (the kubelet runs in 50-100 MB)', '-', 80, '-'],
       ],
     );
 

@@ -10,7 +10,7 @@ import { PlegHealth } from './pleg/pleg-health.js';
 
 /** The runtime the config names: the Docker engine, or the in-memory one of a hollow node. */
 function createRuntime(config: AgentConfig, nodeIndex: number): ContainerRuntime {
-  return config.RUNTIME === 'fake' ? new FakeRuntime({ nodeIndex }) : new DockerRuntime();
+  return config.RUNTIME === 'fake' ? new FakeRuntime({ nodeIndex }) : new DockerRuntime(undefined, { relistSeconds: config.PLEG_RELIST_SECONDS });
 }
 
 /**

@@ -47,6 +47,14 @@ export class AgentConfig extends BusConfig {
   @Min(0.1)
   RESYNC_SECONDS: number = 10;
 
+  /**
+   * Longest a pass reuses the last list of the node's containers while Docker's event stream
+   * is open and nothing changed since (0: every pass lists). The kubelet's evented PLEG: 300 s.
+   */
+  @IsNumber()
+  @Min(0)
+  PLEG_RELIST_SECONDS: number = 60;
+
   /** Image of every pod's sandbox container. */
   @IsString()
   POD_INFRA_IMAGE: string = 'jetlet/pause:1.0';

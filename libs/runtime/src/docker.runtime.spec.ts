@@ -539,3 +539,101 @@ describe('DockerRuntime with a fake engine client', () => {
     assert.equal(created?.HostConfig?.PidMode, undefined);
   });
 });
+
+describe('DockerRuntime keeps the list of a watched label set until something changes', () => {
+  const NODE = { 'io.jetlet.node': 'n1' };
+  const event = (id: string, action: string): string =>
+    JSON.stringify({ Type: 'container', Action: action, Actor: { ID: id, Attributes: {} }, timeNano: 1e15 }) + '\n';
+
+  /** An engine with one running container, counting list calls, and a runtime on a clock the test moves. */
+  function engine(state = 'running'): { sut: DockerRuntime; stream: PassThrough; lists: () => number; clock: { ms: number } } {
+    const json = runningSandboxJson();
+    json.State = { ...json.State, Status: state };
+    const stream = new PassThrough();
+    let lists = 0;
+    const clock = { ms: 1_000_000 };
+    const sut = new DockerRuntime(
+      fakeDocker({
+        getEvents: async () => stream,
+        listContainers: async () => {
+          lists++;
+          return [{ Id: json.Id, State: state }];
+        },
+        getContainer: () => ({ inspect: async () => structuredClone(json), start: async () => undefined }),
+      }),
+      { relistSeconds: 60, now: () => clock.ms },
+    );
+    return { sut, stream, lists: () => lists, clock };
+  }
+
+  /** Follows the runtime's event stream for NODE until the signal aborts, counting events. */
+  function watch(sut: DockerRuntime, signal: AbortSignal): { subscribed: Promise<void>; seen: () => number; done: Promise<void> } {
+    let seen = 0;
+    let subscribed: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => (subscribed = resolve));
+    const done = (async () => {
+      for await (const _event of sut.events(NODE, signal, subscribed)) seen++;
+    })();
+    return { subscribed: ready, seen: () => seen, done };
+  }
+
+  it('asks the engine every time while no event stream with those labels is open', async () => {
+    const { sut, lists } = engine();
+    await sut.listContainers(NODE);
+    await sut.listContainers(NODE);
+    assert.equal(lists(), 2);
+  });
+
+  it('answers from the kept list while the stream is open and quiet, and asks again after an event', async () => {
+    const { sut, stream, lists } = engine();
+    const controller = new AbortController();
+    const watching = watch(sut, controller.signal);
+    await watching.subscribed;
+    const first = await sut.listContainers(NODE);
+    const second = await sut.listContainers(NODE);
+    assert.equal(lists(), 1);
+    assert.deepEqual(second, first);
+    assert.equal((await sut.listContainers({ 'io.jetlet.pod.uid': 'u' })).length, 1);
+    assert.equal(lists(), 2, 'other labels are not watched: asked afresh');
+    stream.write(event('a', 'die'));
+    await waitUntil(() => watching.seen() === 1);
+    await sut.listContainers(NODE);
+    assert.equal(lists(), 3);
+    controller.abort();
+    await watching.done;
+  });
+
+  it('asks again after its own start of a container, after the relist period, and once the stream is gone', async () => {
+    const { sut, lists, clock } = engine();
+    const controller = new AbortController();
+    const watching = watch(sut, controller.signal);
+    await watching.subscribed;
+    await sut.listContainers(NODE);
+    await sut.startContainer('a');
+    await sut.listContainers(NODE);
+    assert.equal(lists(), 2, 'a start of its own');
+    clock.ms += 59_999;
+    await sut.listContainers(NODE);
+    assert.equal(lists(), 2);
+    clock.ms += 1;
+    await sut.listContainers(NODE);
+    assert.equal(lists(), 3, 'the relist period ran out');
+    controller.abort();
+    await watching.done;
+    await sut.listContainers(NODE);
+    await sut.listContainers(NODE);
+    assert.equal(lists(), 5, 'no stream, no kept list');
+  });
+
+  it('keeps no list that holds a container in a passing state', async () => {
+    const { sut, lists } = engine('created');
+    const controller = new AbortController();
+    const watching = watch(sut, controller.signal);
+    await watching.subscribed;
+    await sut.listContainers(NODE);
+    await sut.listContainers(NODE);
+    assert.equal(lists(), 2);
+    controller.abort();
+    await watching.done;
+  });
+});

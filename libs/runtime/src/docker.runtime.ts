@@ -257,6 +257,22 @@ export function demuxLogFrames(data: Buffer): string {
 
 type DockerOrOptions = Docker | Docker.DockerOptions;
 
+/** The kubelet's evented PLEG relists every 300 s; a shorter period bounds what a lost event could hide. */
+export const DEFAULT_RELIST_SECONDS = 60;
+
+export interface DockerRuntimeOptions {
+  /** How long a list kept while the event stream is open stands at most, seconds. */
+  relistSeconds?: number;
+  /** The clock lists are timed by (injected by tests). */
+  now?: () => number;
+}
+
+interface ListedAt {
+  stamp: string;
+  atMs: number;
+  containers: RuntimeContainer[];
+}
+
 /**
  * dockerode, loaded by the first DockerRuntime rather than with this module: it brings ssh2,
  * whose WebAssembly poly1305 reserves 16 MiB at load, into every process that imports the
@@ -294,13 +310,26 @@ export class DockerRuntime implements ContainerRuntime {
    * Remembered here (the newest OOM_MEMORY), so the kill is reported as what it was.
    */
   private readonly oomSeen = new Set<string>();
+  /**
+   * Event streams open now, by label filter, each with a count bumped by every event it
+   * delivers and by its opening and ending; this process's own creates, starts, stops and
+   * removes bump `changes`. A list taken while its filter's stream was open stands until
+   * either count moves (see `listContainers`).
+   */
+  private readonly watches = new Map<string, { changes: number }>();
+  private changes = 0;
+  private readonly lists = new Map<string, ListedAt>();
+  private readonly relistMs: number;
+  private readonly now: () => number;
 
   /** Without an argument dockerode's defaults apply: DOCKER_HOST, else /var/run/docker.sock. */
-  constructor(docker?: DockerOrOptions) {
+  constructor(docker?: DockerOrOptions, options: DockerRuntimeOptions = {}) {
     const Dockerode = loadDockerode();
     if (docker === undefined) this.docker = new Dockerode();
     else if (isDockerode(docker)) this.docker = docker;
     else this.docker = new Dockerode(docker);
+    this.relistMs = (options.relistSeconds ?? DEFAULT_RELIST_SECONDS) * 1000;
+    this.now = options.now ?? Date.now;
   }
 
   async info(): Promise<RuntimeInfo> {
@@ -481,7 +510,7 @@ export class DockerRuntime implements ContainerRuntime {
   async startContainer(id: string): Promise<void> {
     try {
       call('container_start');
-      this.inspected.delete(id);
+      this.changed(id);
       await this.docker.getContainer(id).start();
     } catch (err) {
       if (statusCodeOf(err) === 304) return;
@@ -493,7 +522,7 @@ export class DockerRuntime implements ContainerRuntime {
     try {
       // The engine wants whole seconds; round up so the process never gets less grace than asked.
       call('container_stop');
-      this.inspected.delete(id);
+      this.changed(id);
       await this.docker.getContainer(id).stop({ t: Math.max(0, Math.ceil(graceSeconds)) });
     } catch (err) {
       const status = statusCodeOf(err);
@@ -506,7 +535,7 @@ export class DockerRuntime implements ContainerRuntime {
     try {
       // v: anonymous volumes would otherwise leak with every removed container (dockershim did the same).
       call('container_remove');
-      this.inspected.delete(id);
+      this.changed(id);
       await this.docker.getContainer(id).remove({ force: true, v: true });
     } catch (err) {
       const status = statusCodeOf(err);
@@ -557,15 +586,44 @@ export class DockerRuntime implements ContainerRuntime {
     return { rootfsBytes: info.SizeRw ?? 0, logBytes };
   }
 
+  /**
+   * The containers with `labels`. While an event stream with the same labels is open, as the
+   * agent's PLEG keeps one, the last list stands as long as no event came and this process
+   * changed no container since it was asked for, up to `relistSeconds` (the kubelet's evented
+   * PLEG relists every 300 s): an idle pass then asks the engine nothing. A list holding a
+   * container in a passing state (created, restarting, removing) is not kept: a failed start
+   * changes only what an inspect says.
+   */
   async listContainers(labels: Record<string, string>): Promise<RuntimeContainer[]> {
+    const key = describeLabels(labels);
+    const stamp = this.stamp(key);
+    const kept = this.lists.get(key);
+    if (stamp !== undefined && kept?.stamp === stamp && this.now() - kept.atMs < this.relistMs) return [...kept.containers];
+    this.lists.delete(key);
     let listed: Docker.ContainerInfo[];
+    const atMs = this.now();
     try {
       call('container_list');
       listed = await this.docker.listContainers({ all: true, filters: { label: toLabelFilters(labels) } });
     } catch (err) {
       throw this.wrap(err, `list containers with labels ${describeLabels(labels)}`);
     }
-    return this.inspectListed(listed.map((c) => ({ id: c.Id, state: c.State })));
+    const containers = await this.inspectListed(listed.map((c) => ({ id: c.Id, state: c.State })));
+    const settled = listed.every((c) => c.State === 'running' || c.State === 'exited');
+    if (stamp !== undefined && settled && this.stamp(key) === stamp) this.lists.set(key, { stamp, atMs, containers });
+    return [...containers];
+  }
+
+  /** What a kept list of `key` must match: undefined while no event stream with those labels is open. */
+  private stamp(key: string): string | undefined {
+    const watch = this.watches.get(key);
+    return watch === undefined ? undefined : `${watch.changes}/${this.changes}`;
+  }
+
+  /** This process changed container `id`: its inspect and every kept list are stale. */
+  private changed(id: string): void {
+    this.inspected.delete(id);
+    this.changes++;
   }
 
   async *events(labels: Record<string, string>, signal: AbortSignal, onSubscribed?: () => void): AsyncGenerator<RuntimeEvent> {
@@ -584,6 +642,10 @@ export class DockerRuntime implements ContainerRuntime {
       throw this.wrap(err, what);
     }
     const stream = source instanceof Readable ? source : new Readable().wrap(source);
+    // From here on every change of a container with these labels comes as an event: a list taken now can be kept until one does.
+    const key = describeLabels(labels);
+    const watch = { changes: (this.watches.get(key)?.changes ?? 0) + 1 };
+    this.watches.set(key, watch);
     onSubscribed?.();
     const onAbort = (): void => {
       stream.destroy();
@@ -594,8 +656,9 @@ export class DockerRuntime implements ContainerRuntime {
       for await (const line of splitLines(stream)) {
         const event = parseEventLine(line);
         if (event === undefined) continue;
-        // Whatever happened, the cached inspect of this container may be stale now.
+        // Whatever happened, the cached inspect of this container and the kept list may be stale now.
         this.inspected.delete(event.containerId);
+        watch.changes++;
         if (event.action === 'oom') this.rememberOom(event.containerId);
         else if (event.action === 'destroy') this.oomSeen.delete(event.containerId);
         yield event;
@@ -604,6 +667,9 @@ export class DockerRuntime implements ContainerRuntime {
       if (signal.aborted) return;
       throw this.wrap(err, what);
     } finally {
+      // Without the stream nothing tells of changes: lists are asked for again.
+      if (this.watches.get(key) === watch) this.watches.delete(key);
+      this.lists.delete(key);
       signal.removeEventListener('abort', onAbort);
       // A destroyed socket can still report a reset afterwards; with no listener left
       // that would be an uncaught 'error' event.
@@ -799,6 +865,7 @@ export class DockerRuntime implements ContainerRuntime {
   private async createOrAdopt(name: string, options: Docker.ContainerCreateOptions): Promise<string> {
     try {
       call('container_create');
+      this.changes++;
       const created = await this.docker.createContainer(options);
       return created.id;
     } catch (err) {
