@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import type { ContainerStatus, PodManifest, PodStatus, RestartPolicy } from '#contracts';
 import { LABELS, type RuntimeContainer } from '#runtime/port';
 import { containerName, sandboxName } from './pod-naming.js';
@@ -9,6 +10,7 @@ import {
   computePodStatus,
   deathTimeMs,
   isDead,
+  podFinished,
   podPhase,
   runtimeDownStatus,
   shouldRestart,
@@ -597,5 +599,38 @@ describe('runtimeDownStatus', () => {
     assert.equal(sut.conditions?.find((c) => c.type === 'PodScheduled')?.status, 'True');
     // Applied again on the next pass: nothing moves, so nothing new is reported.
     assert.deepEqual(runtimeDownStatus(sut, 'connect ENOENT', iso(T0 + 9000)), sut);
+  });
+});
+
+describe('podFinished', () => {
+  it("says what computePodStatus's phase says (Succeeded or Failed), with and without init containers", () => {
+    const state = fc.constantFrom<RuntimeContainer['state']>('running', 'exited', 'created');
+    const run = fc.record({ state, exitCode: fc.constantFrom(0, 1, 137), attempt: fc.integer({ min: 0, max: 2 }) });
+    fc.assert(
+      fc.property(
+        fc.constantFrom<RestartPolicy>('Always', 'OnFailure', 'Never'),
+        fc.boolean(),
+        fc.array(fc.tuple(fc.constantFrom('web', 'sidecar', 'init'), run), { maxLength: 5 }),
+        fc.boolean(),
+        (policy, withInit, runs, withSandbox) => {
+          const base = manifest(policy);
+          const pod: PodManifest = withInit ? { ...base, spec: { ...base.spec, initContainers: [{ name: 'init', image: 'example/init:1.0' }] } } : base;
+          const observed = [
+            ...(withSandbox ? [sandbox()] : []),
+            ...runs.map(([name, r]) =>
+              r.state === 'running'
+                ? app(name, r.attempt)
+                : r.state === 'exited'
+                  ? exited(name, r.attempt, r.exitCode, T0 + 10_000)
+                  : app(name, r.attempt, { state: 'created', startedAt: undefined }),
+            ),
+          ];
+          const statusInput = { pod: POD, manifest: pod, observed, nowMs: T0 + 20_000, backoff: new BackoffBook(KUBERNETES_BACKOFF) };
+          const phase = computePodStatus({ ...statusInput, hostIP: '' }).phase;
+          assert.equal(podFinished(statusInput), phase === 'Succeeded' || phase === 'Failed');
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });

@@ -225,6 +225,27 @@ export function containersFinished(spec: PodManifest['spec'], observed: RuntimeC
   });
 }
 
+/** QoS classes by pod spec: a spec's resources never change in place, and every pass asks again for each pod. */
+const qosBySpec = new WeakMap<PodManifest['spec'], PodStatus['qosClass']>();
+
+function qosOf(spec: PodManifest['spec']): PodStatus['qosClass'] {
+  let qos = qosBySpec.get(spec);
+  if (qos === undefined) qosBySpec.set(spec, (qos = qosClass(spec)));
+  return qos;
+}
+
+/**
+ * Whether the pod is past Running for good (Succeeded or Failed), as `computePodStatus`'s
+ * phase says, without computing the rest of its status when the answer is plain: a pod
+ * without init containers whose every container's newest run is running is Running.
+ */
+export function podFinished(input: Omit<StatusInput, 'hostIP'>): boolean {
+  const spec = input.manifest.spec;
+  if (!spec.initContainers?.length && spec.containers.every((c) => attemptsOf(input.observed, c.name)[0]?.state === 'running')) return false;
+  const phase = computePodStatus({ ...input, hostIP: '' }).phase;
+  return phase === 'Succeeded' || phase === 'Failed';
+}
+
 /** The pod status the agent reports, computed from what the runtime shows. */
 export function computePodStatus(input: StatusInput): PodStatus {
   const sandbox = runningSandboxes(input.observed)[0];
@@ -269,7 +290,7 @@ export function computePodStatus(input: StatusInput): PodStatus {
     ...(initSpecs.length > 0 ? { initContainerStatuses: initStatuses } : {}),
     containerStatuses: statuses,
     ...(ephemeralStatuses.length > 0 ? { ephemeralContainerStatuses: ephemeralStatuses } : {}),
-    qosClass: qosClass(spec),
+    qosClass: qosOf(spec),
   };
 }
 

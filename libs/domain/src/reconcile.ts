@@ -11,6 +11,7 @@ import {
   deathTimeMs,
   isDead,
   isLiveSandbox,
+  podFinished,
   runningSandboxes,
   shouldRestart,
   terminatedState,
@@ -185,7 +186,9 @@ export function planReconcile(input: PlanInput): Plan {
   for (const c of input.observed) {
     const uid = c.labels[LABELS.podUid];
     if (!uid) continue;
-    byUid.set(uid, [...(byUid.get(uid) ?? []), c]);
+    const pods = byUid.get(uid);
+    if (pods) pods.push(c);
+    else byUid.set(uid, [c]);
   }
   const desiredByUid = new Map(input.desired.map((p) => [p.uid, p]));
 
@@ -251,8 +254,7 @@ export function planReconcile(input: PlanInput): Plan {
     observed
       .filter((c) => c.labels[LABELS.kind] === 'sandbox' && c.id !== sandbox.id && c.state !== 'running')
       .forEach((c) => actions.push({ kind: 'RemoveContainer', pod, containerId: c.id }));
-    const finished = computePodStatus({ pod, manifest: pod.manifest, observed, hostIP: '', nowMs: input.nowMs, backoff: input.backoff }).phase;
-    if (finished === 'Succeeded' || finished === 'Failed') {
+    if (podFinished({ pod, manifest: pod.manifest, observed, nowMs: input.nowMs, backoff: input.backoff })) {
       // Nothing runs and nothing will restart: the kubelet stops the sandbox, keeping the containers for their status and logs.
       // (A sidecar still running after an init container failed under policy Never stops with it.)
       const running = observed.filter((c) => c.labels[LABELS.kind] === 'container' && c.state === 'running');

@@ -287,10 +287,11 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
             ...(eviction ? { terminal: true } : {}),
           });
           const status = eviction ? evictedStatus(computed, eviction.message) : computed;
-          const previous = this.status.previous(pod.uid);
           for (const s of [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]) {
+            if (s.state.waiting?.reason !== 'CrashLoopBackOff') continue;
+            const previous = this.status.previous(pod.uid);
             const before = [...(previous?.initContainerStatuses ?? []), ...(previous?.containerStatuses ?? [])].find((p) => p.name === s.name);
-            if (s.state.waiting?.reason === 'CrashLoopBackOff' && before?.state.waiting?.reason !== 'CrashLoopBackOff') {
+            if (before?.state.waiting?.reason !== 'CrashLoopBackOff') {
               this.events.warning(pod, 'BackOff', `Back-off restarting failed container ${s.name} in pod ${pod.name}_${pod.namespace}(${pod.uid})`, s.name);
             }
           }

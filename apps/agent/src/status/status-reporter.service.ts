@@ -32,12 +32,14 @@ export class StatusReporter {
     // Each report carries its conditions' transition times, as the kubelet's status manager
     // sets them: the newest report alone (all the stream keeps) then rebuilds the same view.
     if (status.conditions) {
-      const nowIso = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      let now: string | undefined;
+      const nowIso = (): string => (now ??= new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
       status.conditions = status.conditions.map((c) => {
         const before = previous?.conditions?.find((p) => p.type === c.type);
         return {
           ...c,
-          lastTransitionTime: before?.status === c.status ? (before.lastTransitionTime ?? c.lastTransitionTime ?? nowIso) : (c.lastTransitionTime ?? nowIso),
+          lastTransitionTime:
+            before?.status === c.status ? (before.lastTransitionTime ?? c.lastTransitionTime ?? nowIso()) : (c.lastTransitionTime ?? nowIso()),
         };
       });
     }
