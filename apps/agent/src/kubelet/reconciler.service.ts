@@ -26,10 +26,38 @@ function groupByUid(observed: RuntimeContainer[]): Map<string, RuntimeContainer[
   const byUid = new Map<string, RuntimeContainer[]>();
   for (const c of observed) {
     const uid = c.labels[LABELS.podUid];
-    if (uid) byUid.set(uid, [...(byUid.get(uid) ?? []), c]);
+    if (!uid) continue;
+    const pod = byUid.get(uid);
+    if (pod) pod.push(c);
+    else byUid.set(uid, [c]);
   }
   return byUid;
 }
+
+/**
+ * What a pod's status was computed from, when nothing else can move it: every container of
+ * the pod running (so no back-off, clock or termination message counts), no waiting reason,
+ * no eviction. The runtime hands out the same container object while a container's state
+ * stands, so a pass that finds the same objects, spec, node address, probe results and last
+ * reported status would compute and report the very same status again.
+ */
+export function steadyInputs(
+  pod: DesiredPod,
+  observed: RuntimeContainer[],
+  hostIP: string,
+  probes: ReadonlyMap<string, { started?: boolean; ready?: boolean }>,
+  reported: unknown,
+): unknown[] | undefined {
+  const inputs: unknown[] = [pod.manifest, hostIP, reported];
+  for (const c of observed) {
+    if (c.state !== 'running') return undefined;
+    const probe = probes.get(c.id);
+    inputs.push(c, probe?.started, probe?.ready);
+  }
+  return inputs;
+}
+
+export const sameInputs = (a: unknown[] | undefined, b: unknown[]): boolean => a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
  * The sync loop: on a desired-state change, a runtime event, a back-off running out or
@@ -43,6 +71,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   private readonly workers = new Map<string, Promise<void>>();
   /** Pods whose actions were skipped while their worker was busy. */
   private readonly deferred = new Set<string>();
+  /** Each pod's steady inputs (see steadyInputs) as of its last status report. */
+  private readonly steady = new Map<string, unknown[]>();
   private readonly backoff: BackoffBook;
   /** Passes: never two at once, and every trigger during one folds into one pass after it. */
   private readonly passes: CoalescingQueue;
@@ -267,21 +297,29 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private async reportStatuses(desired: DesiredPod[], byUid: Map<string, RuntimeContainer[]>, nowMs: number): Promise<void> {
+    const probes = this.prober.results();
+    const live = new Set(desired.map((pod) => pod.uid));
+    for (const uid of this.steady.keys()) if (!live.has(uid)) this.steady.delete(uid);
     await Promise.all(
       desired
         .filter((pod) => !pod.terminating)
         .map(async (pod) => {
           const waiting = this.executor.waitingReasons(pod.uid);
           const eviction = this.eviction.evictionOf(pod.uid);
+          const observed = byUid.get(pod.uid) ?? [];
+          const inputs = !eviction && !waiting?.size ? steadyInputs(pod, observed, this.node.nodeIP, probes, this.status.previous(pod.uid)) : undefined;
+          // Nothing the status is computed from moved since it was reported: it stands.
+          if (inputs && sameInputs(this.steady.get(pod.uid), inputs)) return;
+          this.steady.delete(pod.uid);
           const computed = computePodStatus({
             pod,
             manifest: pod.manifest,
-            observed: byUid.get(pod.uid) ?? [],
+            observed,
             hostIP: this.node.nodeIP,
             nowMs,
             backoff: this.backoff,
             ...(waiting ? { waiting } : {}),
-            probes: this.prober.results(),
+            probes,
             messages: this.messages.known(),
             // An evicted pod's containers are stopped for good: no back-off, no restart to wait for.
             ...(eviction ? { terminal: true } : {}),
@@ -297,6 +335,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
           }
           try {
             await this.status.report(pod, status);
+            // Kept with the status now reported: any other report of the pod (runtime down, evicted, finalized) replaces it and so breaks the match.
+            if (inputs) this.steady.set(pod.uid, [...inputs.slice(0, 2), this.status.previous(pod.uid), ...inputs.slice(3)]);
           } catch (error) {
             this.logger.warn(`status of ${podRef(pod)} not reported: ${(error as Error).message}`);
           }
