@@ -625,6 +625,39 @@ describe('DockerRuntime keeps the list of a watched label set until something ch
     assert.equal(lists(), 5, 'no stream, no kept list');
   });
 
+  it('keeps no list asked for under an event stream that ended while it was under way', async () => {
+    const json = runningSandboxJson();
+    const streams = [new PassThrough(), new PassThrough()];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let lists = 0;
+    const sut = new DockerRuntime(
+      fakeDocker({
+        getEvents: async () => streams.shift(),
+        listContainers: async () => {
+          if (++lists === 1) await held;
+          return [{ Id: json.Id, State: 'running' }];
+        },
+        getContainer: () => ({ inspect: async () => structuredClone(json) }),
+      }),
+    );
+    const first = new AbortController();
+    const before = watch(sut, first.signal);
+    await before.subscribed;
+    const listing = sut.listContainers(NODE);
+    first.abort();
+    await before.done;
+    const second = new AbortController();
+    const after = watch(sut, second.signal);
+    await after.subscribed;
+    release();
+    await listing;
+    await sut.listContainers(NODE);
+    assert.equal(lists, 2, 'the list taken across the gap between the streams is not kept');
+    second.abort();
+    await after.done;
+  });
+
   it('keeps no list that holds a container in a passing state', async () => {
     const { sut, lists } = engine('created');
     const controller = new AbortController();

@@ -311,12 +311,13 @@ export class DockerRuntime implements ContainerRuntime {
    */
   private readonly oomSeen = new Set<string>();
   /**
-   * Event streams open now, by label filter, each with a count bumped by every event it
-   * delivers and by its opening and ending; this process's own creates, starts, stops and
-   * removes bump `changes`. A list taken while its filter's stream was open stands until
+   * Event streams open now, by label filter, each with an id of its own and a count bumped
+   * by every event it delivers; this process's own creates, starts, stops and removes bump
+   * `changes`. A list taken while its filter's stream was open stands until
    * either count moves (see `listContainers`).
    */
-  private readonly watches = new Map<string, { changes: number }>();
+  private readonly watches = new Map<string, { id: number; changes: number }>();
+  private watchIds = 0;
   private changes = 0;
   private readonly lists = new Map<string, ListedAt>();
   private readonly relistMs: number;
@@ -617,7 +618,7 @@ export class DockerRuntime implements ContainerRuntime {
   /** What a kept list of `key` must match: undefined while no event stream with those labels is open. */
   private stamp(key: string): string | undefined {
     const watch = this.watches.get(key);
-    return watch === undefined ? undefined : `${watch.changes}/${this.changes}`;
+    return watch === undefined ? undefined : `${watch.id}.${watch.changes}/${this.changes}`;
   }
 
   /** This process changed container `id`: its inspect and every kept list are stale. */
@@ -644,7 +645,8 @@ export class DockerRuntime implements ContainerRuntime {
     const stream = source instanceof Readable ? source : new Readable().wrap(source);
     // From here on every change of a container with these labels comes as an event: a list taken now can be kept until one does.
     const key = describeLabels(labels);
-    const watch = { changes: (this.watches.get(key)?.changes ?? 0) + 1 };
+    // A stream of its own: a list asked for under an earlier one never matches it.
+    const watch = { id: ++this.watchIds, changes: 0 };
     this.watches.set(key, watch);
     onSubscribed?.();
     const onAbort = (): void => {
