@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { STREAMS, type NodeObject, type Pod } from '#contracts';
@@ -32,8 +32,6 @@ const TOLERATION_SECONDS = 5;
  * Docker engine and agent, a three-server NATS cluster with R3 streams, the lab registry, the
  * API and two schedulers. One lab for the whole file (it takes minutes to build and start).
  */
-// Skipped until found: in a clean run, pods created while one of the lab's three NATS servers was
-// down did not reach Running within 180 s (they ran once it was back). See issue #11.
 describe('the compose lab', () => {
   const project = `jetlet-e2e-${randomBytes(3).toString('hex')}`;
   const kubeDir = mkdtempSync(join(tmpdir(), 'jetlet-lab-kube-'));
@@ -93,13 +91,21 @@ describe('the compose lab', () => {
   const running = (names: string[]) => async (): Promise<Pod[] | undefined> => {
     const all = await pods();
     const chosen = all.filter((p) => names.includes(p.metadata.name));
-    return chosen.length === names.length && chosen.every((p) => p.status.phase === 'Running' && p.status.podIP) ? chosen : undefined;
+    if (chosen.length === names.length && chosen.every((p) => p.status.phase === 'Running' && p.status.podIP)) return chosen;
+    // Thrown, not returned: waitFor names the last one in its timeout, so a failure says which pods and why.
+    const missing = names.filter((n) => !chosen.some((p) => p.metadata.name === n));
+    const notRunning = chosen.filter((p) => p.status.phase !== 'Running' || !p.status.podIP);
+    throw new Error(
+      `absent: [${missing.join(', ')}]; not running: ${JSON.stringify(notRunning.map((p) => ({ name: p.metadata.name, node: p.spec.nodeName, status: p.status })))}`,
+    );
   };
 
   /** The pod's containers in its node's engine: sandbox and app, each running exactly once. */
   async function assertRunsOnce(pod: Pod): Promise<void> {
     const node = nodeNumber(pod);
-    const rows = (await nodeDocker(node, 'ps', '-a', '--filter', `label=io.jetlet.pod.uid=${pod.metadata.uid}`, '--format', '{{.Names}} {{.State}}')).trim().split('\n');
+    const rows = (await nodeDocker(node, 'ps', '-a', '--filter', `label=io.jetlet.pod.uid=${pod.metadata.uid}`, '--format', '{{.Names}} {{.State}}'))
+      .trim()
+      .split('\n');
     assert.equal(rows.length, 2, `${pod.metadata.name} on node-${node}: ${rows.join('; ')}`);
     assert.ok(
       rows.every((r) => r.endsWith(' running')),
@@ -144,6 +150,11 @@ describe('the compose lab', () => {
     await run('bash', ['scripts/compose.sh', 'build'], env, 600_000);
     await compose('up', '-d');
     for (const n of [1, 2, 3]) await waitFor(`node-${n} to be Ready`, async () => (await ready(`node-${n}`)) === 'True', 180_000, 500);
+  });
+
+  afterEach(async (t) => {
+    // A failed test shows what the lab said meanwhile, before a later test takes the lab down.
+    if ('passed' in t && !t.passed && !tornDown) process.stderr.write(await compose('logs', '--no-color', '--tail', '200').catch((e: Error) => e.message));
   });
 
   after(async () => {
@@ -196,7 +207,11 @@ describe('the compose lab', () => {
   it('points kubectl and jetctl at the lab through the kubeconfig jetctl writes, with no flags', async () => {
     writeFileSync(
       env.KUBECONFIG ?? '',
-      await run('node', ['dist/apps/cli/src/main.js', 'kubeconfig', '--server', api, '--token', lab.adminToken, '--certificate-authority', lab.certificate], env),
+      await run(
+        'node',
+        ['dist/apps/cli/src/main.js', 'kubeconfig', '--server', api, '--token', lab.adminToken, '--certificate-authority', lab.certificate],
+        env,
+      ),
     );
     assert.deepEqual((await run('kubectl', ['get', 'nodes', '-o', 'name'], env)).trim().split('\n').sort(), ['node/node-1', 'node/node-2', 'node/node-3']);
     assert.match(await run('node', ['dist/apps/cli/src/main.js', 'get', 'pods', '-o', 'wide'], env), /spread-1 +1\/1 +Running/);
@@ -218,7 +233,12 @@ describe('the compose lab', () => {
       500,
     );
     // The alerter saw it on the streams, and the lab's Alertmanager holds the alert.
-    await waitFor('a NodeNotReady alert for node-2 in Alertmanager', async () => (await alerts('NodeNotReady')).some((a) => a.labels.node === 'node-2'), 60_000, 1000);
+    await waitFor(
+      'a NodeNotReady alert for node-2 in Alertmanager',
+      async () => (await alerts('NodeNotReady')).some((a) => a.labels.node === 'node-2'),
+      60_000,
+      1000,
+    );
     const others = (await pods()).filter((p) => p.metadata.name.startsWith('spread-') && nodeNumber(p) !== 2);
     assert.ok(
       others.every((p) => p.status.phase === 'Running' && !p.metadata.deletionTimestamp),
@@ -288,7 +308,9 @@ describe('the compose lab', () => {
     const label = `label=com.docker.compose.project=${project}`;
     // The nodes' engines keep their data on anonymous volumes (one per replica), which carry no project label.
     const nodes = (await run('docker', ['ps', '-aq', '--filter', label, '--filter', 'label=com.docker.compose.service=node'], env)).trim().split('\n');
-    const engineVolumes = (await run('docker', ['inspect', '-f', '{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}', ...nodes], env)).split(/\s+/).filter(Boolean);
+    const engineVolumes = (await run('docker', ['inspect', '-f', '{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}', ...nodes], env))
+      .split(/\s+/)
+      .filter(Boolean);
     assert.equal(engineVolumes.length, 3);
     await compose('down', '-v', '--remove-orphans');
     tornDown = true;
