@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PodSpec } from '#contracts';
-import { deletionFinalizeTimeMs, evictionTimeMs, unreachableTaints, UNREACHABLE_TAINT_KEY } from './node-lifecycle.js';
+import { deletionFinalizeTimeMs, evictionTimeMs, heldEvictions, inZone, unreachableTaints, UNREACHABLE_TAINT_KEY } from './node-lifecycle.js';
 
 const T0 = Date.parse('2026-11-29T08:00:00Z');
 const spec = (tolerations?: PodSpec['tolerations']): PodSpec => ({ containers: [{ name: 'c', image: 'x:1' }], ...(tolerations ? { tolerations } : {}) });
@@ -51,5 +51,43 @@ describe('deletionFinalizeTimeMs', () => {
   it('leaves the pods of a Ready node, and evictions from a node that exists, to that node', () => {
     assert.equal(deletionFinalizeTimeMs(T0, { ready: true, lastHeartbeatMs: T0 }, GRACE, false), undefined);
     assert.equal(deletionFinalizeTimeMs(T0, { ready: false, lastHeartbeatMs: T0 - 60_000 }, GRACE, true), undefined);
+  });
+});
+
+describe('heldEvictions', () => {
+  const node = (ready: boolean, zone?: string) => ({ ready, ...(zone ? { labels: { 'topology.kubernetes.io/zone': zone } } : {}) });
+
+  it('holds every eviction while no node of a cluster of two or more is Ready, and none while one is', () => {
+    assert.equal(heldEvictions([node(false), node(false), node(false)]).all, true);
+    assert.equal(heldEvictions([node(false), node(true), node(false)]).all, false);
+    assert.equal(heldEvictions([node(false), node(false)]).all, true);
+  });
+
+  it('keeps evicting from a one-node cluster, and has nothing to hold without nodes', () => {
+    assert.equal(heldEvictions([node(false)]).all, false);
+    assert.equal(heldEvictions([]).all, false);
+  });
+
+  it('holds every eviction only when every zone is fully disrupted; a dead zone beside a live one is evicted from', () => {
+    assert.equal(heldEvictions([node(false, 'a'), node(false, 'b')]).all, true);
+    const oneDead = heldEvictions([node(false, 'a'), node(false, 'a'), node(true, 'b')]);
+    assert.equal(oneDead.all, false);
+    assert.equal(inZone(oneDead.zones, { 'topology.kubernetes.io/zone': 'a' }), false);
+  });
+
+  it('holds a small zone in partial disruption: more than two nodes NotReady, at least 55% of it', () => {
+    const partial = heldEvictions([node(false, 'a'), node(false, 'a'), node(false, 'a'), node(true, 'a'), node(true, 'b')]);
+    assert.equal(partial.all, false);
+    assert.equal(inZone(partial.zones, { 'topology.kubernetes.io/zone': 'a' }), true);
+    assert.equal(inZone(partial.zones, { 'topology.kubernetes.io/zone': 'b' }), false);
+    const two = heldEvictions([node(false, 'a'), node(false, 'a'), node(true, 'a')]);
+    assert.equal(inZone(two.zones, { 'topology.kubernetes.io/zone': 'a' }), false, 'two NotReady nodes are not a disruption');
+    const under = heldEvictions([node(false, 'a'), node(false, 'a'), node(false, 'a'), node(true, 'a'), node(true, 'a'), node(true, 'a')]);
+    assert.equal(inZone(under.zones, { 'topology.kubernetes.io/zone': 'a' }), false, '50% is under the threshold');
+  });
+
+  it('evicts from a zone of more than 50 nodes in partial disruption (Kubernetes slows it to a secondary rate; there is no eviction rate here)', () => {
+    const large = heldEvictions([...Array.from({ length: 40 }, () => node(false, 'a')), ...Array.from({ length: 11 }, () => node(true, 'a'))]);
+    assert.equal(inZone(large.zones, { 'topology.kubernetes.io/zone': 'a' }), false);
   });
 });

@@ -48,3 +48,43 @@ export function deletionFinalizeTimeMs(
   if (node?.ready || (node && evicted)) return undefined;
   return Math.max(deletionMs, node?.lastHeartbeatMs ?? 0) + graceMs;
 }
+
+/** kube-controller-manager's --unhealthy-zone-threshold and --large-cluster-size-threshold defaults. */
+const UNHEALTHY_ZONE_THRESHOLD = 0.55;
+const LARGE_CLUSTER_SIZE_THRESHOLD = 50;
+
+/** A node's zone as the node lifecycle controller groups nodes: its region and zone labels. */
+function zoneOf(labels: Record<string, string> | undefined): string {
+  return `${labels?.['topology.kubernetes.io/region'] ?? ''}:\0:${labels?.['topology.kubernetes.io/zone'] ?? ''}`;
+}
+
+/**
+ * Where the node lifecycle controller holds evictions, as kube-controller-manager does when
+ * nodes go NotReady together: the likelier cause is then the control plane's own reach (here,
+ * a JetStream outage that no node's heartbeat got through), not that the nodes died.
+ * - `all`: every zone is fully disrupted (no node Ready) — "master disruption mode": no pod
+ *   anywhere is evicted. Kubernetes enters it with a single node too; a one-node cluster here
+ *   keeps evicting, so that the death of its only agent still ends its pods.
+ * - `zones`: zones in partial disruption (more than two nodes NotReady, at least 55% of the
+ *   zone) of at most 50 nodes, whose eviction rate Kubernetes sets to zero.
+ */
+export function heldEvictions(nodes: ReadonlyArray<{ labels?: Record<string, string>; ready: boolean }>): { all: boolean; zones: Set<string> } {
+  const counts = new Map<string, { ready: number; notReady: number }>();
+  for (const node of nodes) {
+    const zone = zoneOf(node.labels);
+    const count = counts.get(zone) ?? { ready: 0, notReady: 0 };
+    if (node.ready) count.ready++;
+    else count.notReady++;
+    counts.set(zone, count);
+  }
+  const zones = new Set<string>();
+  let fullyDisrupted = 0;
+  for (const [zone, { ready, notReady }] of counts) {
+    if (ready === 0) fullyDisrupted++;
+    else if (notReady > 2 && notReady / (ready + notReady) >= UNHEALTHY_ZONE_THRESHOLD && ready + notReady <= LARGE_CLUSTER_SIZE_THRESHOLD) zones.add(zone);
+  }
+  return { all: nodes.length > 1 && fullyDisrupted === counts.size, zones };
+}
+
+/** Whether a node's zone is among `heldEvictions(...).zones`. */
+export const inZone = (zones: Set<string>, labels: Record<string, string> | undefined): boolean => zones.has(zoneOf(labels));

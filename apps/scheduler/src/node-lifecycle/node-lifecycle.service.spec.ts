@@ -124,4 +124,56 @@ describe('NodeLifecycleService', () => {
     );
     assert.deepEqual([...cache.purgeable], [[UID_WEB, 'node-vanished']], 'its assignment subject can go');
   });
+  it('evicts nothing while no node of the cluster is Ready, and counts a toleration from the moment one is again', async () => {
+    facts.nodeRegistered('node-1', T0);
+    facts.nodeRegistered('node-2', T0);
+    facts.podCreated('web-0', UID_WEB, T0);
+    facts.podScheduled('web-0', UID_WEB, 'node-1', T0);
+    facts.podCreated('kept-0', UID_TOLERANT, T0);
+    facts.podScheduled('kept-0', UID_TOLERANT, 'node-1', T0);
+    facts.podDeletionRequested('kept-0', UID_TOLERANT, T0);
+    // Neither node is heard from: the bus, not both nodes, is the likelier cause.
+    const silentFrom = T0 + GRACE_MS + 1;
+    await sut.monitorNodes(silentFrom);
+    await sut.monitorNodes(silentFrom + TOLERATION_MS + 1);
+    await sut.finalizeDeletions(silentFrom + TOLERATION_MS + 1);
+    assert.deepEqual(bus.of('PodEvicted'), [], 'no eviction while every node is NotReady');
+    assert.deepEqual(bus.of('PodDeletionFinalized'), [], 'nor a deletion finalised behind a silent node');
+    assert.deepEqual(
+      bus.of('NodeEvent').map((p) => [p.data.nodeName, p.data.reason]),
+      [],
+      'both were NotReady from the first look, so no transition is recorded',
+    );
+
+    // node-2 comes back; node-1 stays silent, and is evicted from a toleration counted from then.
+    const resumedAt = silentFrom + TOLERATION_MS + 10_000;
+    facts.heartbeat('node-2', resumedAt - 1_000);
+    await sut.monitorNodes(resumedAt);
+    facts.heartbeat('node-2', resumedAt + TOLERATION_MS - 2_000);
+    await sut.monitorNodes(resumedAt + TOLERATION_MS - 1);
+    await sut.finalizeDeletions(resumedAt + GRACE_MS - 1);
+    assert.deepEqual(bus.of('PodEvicted'), [], 'the toleration counts from the end of the disruption');
+    assert.deepEqual(bus.of('PodDeletionFinalized'), [], 'the silent node has a whole grace again');
+    await sut.monitorNodes(resumedAt + TOLERATION_MS);
+    await sut.finalizeDeletions(resumedAt + GRACE_MS);
+    assert.deepEqual(
+      bus.of('PodEvicted').map((p) => p.data.uid),
+      [UID_WEB],
+    );
+    assert.deepEqual(
+      bus.of('PodDeletionFinalized').map((p) => p.data.uid),
+      [UID_TOLERANT],
+    );
+  });
+
+  it('evicts from the one node of a one-node cluster', async () => {
+    facts.nodeRegistered('node-1', T0);
+    facts.podCreated('web-0', UID_WEB, T0);
+    facts.podScheduled('web-0', UID_WEB, 'node-1', T0);
+    await sut.monitorNodes(T0 + GRACE_MS + TOLERATION_MS + 1);
+    assert.deepEqual(
+      bus.of('PodEvicted').map((p) => p.data.uid),
+      [UID_WEB],
+    );
+  });
 });

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { BUS, SequenceConflictError, type Bus } from '#bus';
 import { SUBJECTS } from '#contracts';
-import { deletionFinalizeTimeMs, evictionTimeMs, isNodeReady, type PodRecord } from '#domain';
+import { deletionFinalizeTimeMs, evictionTimeMs, heldEvictions, inZone, isNodeReady, type PodRecord } from '#domain';
 import { podRef } from '#observability';
 import { SchedulerCache } from '../cache/scheduler-cache.service.js';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
@@ -17,6 +17,9 @@ export class NodeLifecycleService {
   private readonly logger = new Logger(NodeLifecycleService.name);
   /** Each node's readiness at the last step, to record its transitions. */
   private readonly readiness = new Map<string, boolean>();
+  /** Whether the last step held every eviction (no node Ready), and when the last such time ended. */
+  private disrupted = false;
+  private resumedAtMs = 0;
 
   constructor(
     @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
@@ -24,23 +27,35 @@ export class NodeLifecycleService {
     private readonly cache: SchedulerCache,
   ) {}
 
-  /**
-   * The node lifecycle controller's part: a node turns NotReady (and unreachable-tainted)
-   * once its heartbeats stop for the grace period, with a NodeNotReady event, and NodeReady
-   * when they return; the pods of an unreachable node are evicted once they stop tolerating
-   * it. Everything follows from heartbeat times in the log, so a restarted scheduler decides
-   * the same.
-   */
   /** Whether the node was Ready at the last step: a heartbeat of such a node changes no decision. */
   wasReady(name: string): boolean {
     return this.readiness.get(name) === true;
   }
 
+  /**
+   * The node lifecycle controller's part: a node turns NotReady (and unreachable-tainted)
+   * once its heartbeats stop for the grace period, with a NodeNotReady event, and NodeReady
+   * when they return; the pods of an unreachable node are evicted once they stop tolerating
+   * it. Everything follows from heartbeat times in the log, so a restarted scheduler decides
+   * the same, except after a time with no node Ready (see heldEvictions): when that ended is
+   * the process's own memory, as it is kube-controller-manager's.
+   */
   async monitorNodes(now: number): Promise<void> {
     const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
     let podsByNode: Map<string, PodRecord[]> | undefined;
-    for (const node of this.cache.nodes.list()) {
-      const ready = isNodeReady(node, now, graceMs);
+    const nodes = this.cache.nodes.list().map((record) => ({ record, labels: record.node.metadata.labels, ready: isNodeReady(record, now, graceMs) }));
+    const held = heldEvictions(nodes);
+    if (held.all !== this.disrupted) {
+      this.disrupted = held.all;
+      // Out of it, a node still NotReady is tainted afresh, as Kubernetes taints it again: its pods' tolerations count from now.
+      if (!held.all) this.resumedAtMs = now;
+      this.logger.warn(
+        held.all
+          ? 'no node is Ready: holding every eviction, as the likelier cause is the bus, not every node (master disruption mode)'
+          : 'a node is Ready again: the pods of nodes still NotReady are evicted once they stop tolerating it from now',
+      );
+    }
+    for (const { record: node, labels, ready } of nodes) {
       const before = this.readiness.get(node.name);
       this.readiness.set(node.name, ready);
       if (before !== undefined && before !== ready) {
@@ -55,8 +70,8 @@ export class NodeLifecycleService {
           { correlationId: node.name },
         );
       }
-      if (ready) continue;
-      const taintedSince = node.lastHeartbeatMs + graceMs;
+      if (ready || held.all || inZone(held.zones, labels)) continue;
+      const taintedSince = Math.max(node.lastHeartbeatMs + graceMs, this.resumedAtMs);
       podsByNode ??= this.cache.podsByNode();
       for (const pod of podsByNode.get(node.name) ?? []) {
         if (pod.mirror || pod.deletion) continue;
@@ -109,7 +124,9 @@ export class NodeLifecycleService {
     for (const pod of this.cache.pods.list()) {
       if (!pod.deletion || !pod.nodeName || pod.mirror) continue;
       const record = this.cache.nodes.get(pod.nodeName);
-      const node = record ? { ready: isNodeReady(record, now, graceMs), lastHeartbeatMs: record.lastHeartbeatMs } : undefined;
+      // While no node is Ready, the silence of a node that exists proves nothing; after it, the node has a whole grace again.
+      if (record && this.disrupted) continue;
+      const node = record ? { ready: isNodeReady(record, now, graceMs), lastHeartbeatMs: Math.max(record.lastHeartbeatMs, this.resumedAtMs) } : undefined;
       const due = deletionFinalizeTimeMs(Date.parse(pod.deletion.timestamp), node, graceMs, pod.eviction !== undefined);
       if (due === undefined || now < due) continue;
       const message = record
