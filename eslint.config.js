@@ -30,9 +30,10 @@ export default tseslint.config(
       ],
     },
   },
-  // The examples are plain JavaScript for outsiders, outside the TypeScript project.
+  // The examples are plain JavaScript for outsiders, and the build's scripts run before and
+  // after tsc: both outside the TypeScript project.
   {
-    files: ['examples/**/*.mjs'],
+    files: ['examples/**/*.mjs', 'scripts/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { console: 'readonly', process: 'readonly' } },
   },

@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { freePort, ManagedProcess, ROOT } from '../test/harness/processes.js';
-import type { Cluster } from '../test/harness/cluster.js';
+import { AGENT_BUNDLE, type Cluster } from '../test/harness/cluster.js';
 
 /**
  * How long to wait for `items` units of work (pods started, pods deleted): a base for the
@@ -73,10 +72,11 @@ export async function spawnAgent(
   natsUrl: string,
   node: string,
   env: Record<string, string> = {},
+  entry: string = AGENT_BUNDLE,
 ): Promise<{ process: ManagedProcess; url: string; spawnedAt: number }> {
   const port = await freePort();
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [join(ROOT, 'dist/apps/agent/src/main.js')], {
+  const child = spawn(process.execPath, [entry], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', NATS_URL: natsUrl, NODE_NAME: node, AGENT_PORT: String(port), IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

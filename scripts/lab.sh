@@ -28,9 +28,11 @@ start_app() {
     return 0
   fi
   # The API's node flags, as test/harness/cluster.ts gives them (API_NODE_FLAGS).
-  local flags=()
+  local flags=() entry="dist/apps/$name/src/main.js"
   [ "$name" = api ] && flags=(--max-semi-space-size=32)
-  env "$@" node ${flags[@]+"${flags[@]}"} "dist/apps/$name/src/main.js" >"$JETLET_STATE/$name.log" 2>&1 &
+  # The agent runs as one file (scripts/bundle.mjs).
+  [ "$name" = agent ] && entry=dist/bundle/agent.mjs
+  env "$@" node ${flags[@]+"${flags[@]}"} "$entry" >"$JETLET_STATE/$name.log" 2>&1 &
   echo $! >"$JETLET_STATE/$name.pid"
 }
 

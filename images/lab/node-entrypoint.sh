@@ -55,7 +55,7 @@ echo "node $NODE_NAME: Docker engine up ($(docker version -f '{{.Server.Version}
 
 # The agent is restarted on its own if it exits, as systemd restarts a kubelet: the pods keep running.
 while [ "$stopping" = 0 ]; do
-  node /app/dist/apps/agent/src/main.js &
+  node /app/dist/bundle/agent.mjs &
   agent=$!
   wait "$agent" || true
   [ "$stopping" = 0 ] || break

@@ -12,7 +12,12 @@ import { ApiCredentials, type TestUser } from './auth.js';
 import { freePort, ManagedProcess, NatsServer, ROOT, waitFor } from './processes.js';
 import { parsePrometheusText, type Exposition } from './prometheus.js';
 
-const APP = (name: string): string => join(ROOT, 'dist/apps', name, 'src/main.js');
+/** The agent as it ships, one file (scripts/bundle.mjs). */
+export const AGENT_BUNDLE = join(ROOT, 'dist/bundle/agent.mjs');
+/** The agent's compiled entry point, its modules loaded file by file: the bundle's baseline in the benches. */
+export const AGENT_MODULES = join(ROOT, 'dist/apps/agent/src/main.js');
+/** Each app's entry point. */
+const APP = (name: string): string => (name === 'agent' ? AGENT_BUNDLE : join(ROOT, 'dist/apps', name, 'src/main.js'));
 
 /** Settings short enough for tests; each can be overridden per process. */
 const FAST = { HEARTBEAT_SECONDS: '1', RESYNC_SECONDS: '2', BACKOFF_BASE_SECONDS: '1', BACKOFF_CAP_SECONDS: '4' };
@@ -57,8 +62,8 @@ export function natsTlsEnv(tls: NatsTlsFiles | undefined): Record<string, string
  */
 export const API_NODE_FLAGS = ['--max-semi-space-size=32'];
 
-function startApp(name: string, label: string, env: Record<string, string>): ManagedProcess {
-  const child = spawn(process.execPath, [...profileArgs(), ...(name === 'api' ? API_NODE_FLAGS : []), APP(name)], {
+function startApp(name: string, label: string, env: Record<string, string>, entry = APP(name)): ManagedProcess {
+  const child = spawn(process.execPath, [...profileArgs(), ...(name === 'api' ? API_NODE_FLAGS : []), entry], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -187,8 +192,8 @@ export class Cluster {
     await this.api.waitForLine(/API serving on/);
   }
 
-  /** Starts (or restarts) the agent of `node` and waits until its sync loop runs. */
-  async startAgent(node: string, env: Record<string, string> = {}, waitUntilRunning = true): Promise<ManagedProcess> {
+  /** Starts (or restarts) the agent of `node` and waits until its sync loop runs; `entry` is the bundle unless a bench asks for its baseline. */
+  async startAgent(node: string, env: Record<string, string> = {}, waitUntilRunning = true, entry = AGENT_BUNDLE): Promise<ManagedProcess> {
     const port = this.agents.get(node)?.port ?? (await freePort());
     // Each node keeps its files in a directory of its own, kept across restarts of its agent.
     const rootDir = this.agents.get(node)?.rootDir ?? mkdtempSync(join(tmpdir(), `jetlet-${node}-`));
@@ -197,17 +202,22 @@ export class Cluster {
       addNodeCredentials(this.nats.authDir, node);
       await this.nats.reload();
     }
-    const agent = startApp('agent', `agent ${node}`, {
-      NATS_URL: this.nats.url,
-      NODE_NAME: node,
-      ...this.natsEnv({ kind: 'node', node }),
-      AGENT_PORT: String(port),
-      AGENT_ROOT_DIR: rootDir,
-      // The suite shares its engine and its loaded test images: no agent of it collects images.
-      IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100',
-      ...FAST,
-      ...env,
-    });
+    const agent = startApp(
+      'agent',
+      `agent ${node}`,
+      {
+        NATS_URL: this.nats.url,
+        NODE_NAME: node,
+        ...this.natsEnv({ kind: 'node', node }),
+        AGENT_PORT: String(port),
+        AGENT_ROOT_DIR: rootDir,
+        // The suite shares its engine and its loaded test images: no agent of it collects images.
+        IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100',
+        ...FAST,
+        ...env,
+      },
+      entry,
+    );
     this.agents.set(node, { process: agent, port, rootDir });
     if (waitUntilRunning) await agent.waitForLine(/desired state rebuilt/);
     return agent;

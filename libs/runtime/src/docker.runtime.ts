@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { readCgroupStats } from './cgroup-stats.js';
+import { loadDockerode } from './dockerode.js';
 import { Readable, type Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type Docker from 'dockerode';
@@ -272,14 +272,6 @@ interface ListedAt {
   atMs: number;
   containers: RuntimeContainer[];
 }
-
-/**
- * dockerode, loaded by the first DockerRuntime rather than with this module: it brings ssh2,
- * whose WebAssembly poly1305 reserves 16 MiB at load, into every process that imports the
- * runtime lib, a hollow node's process (FakeRuntime only) included.
- */
-let dockerode: typeof Docker | undefined;
-const loadDockerode = (): typeof Docker => (dockerode ??= createRequire(import.meta.url)('dockerode') as typeof Docker);
 
 function isDockerode(value: DockerOrOptions): value is Docker {
   // Duck-typed as well, so an instance from another copy of dockerode works.

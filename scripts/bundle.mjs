@@ -1,0 +1,88 @@
+// The agent as one file, `dist/bundle/agent.mjs`, built from the compiled
+// `dist/apps/agent/src/main.js` after `tsc` (npm run build runs both).
+//
+// Node.js 20 resolves, reads and compiles each module file on its own, and the agent with its
+// libraries are about 1,400 files: loading them was most of an agent's time from spawn to its
+// desired state rebuilt. One file loads in about half the time and holds less: the source is
+// kept without comments (all in Latin-1, so V8 stores it a byte per character) and without
+// what the agent never uses, named below with the reason. A use of a left-out package fails
+// with an error that says so. Function names are kept for stack traces;
+// `node --enable-source-maps dist/bundle/agent.mjs` maps them back to the compiled files.
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Required at run time, from node_modules, if ever: Nest's transports the agent does not use
+ * (Redis, RabbitMQ, MQTT, Kafka, WebSockets), and what Nest's ValidationPipe and file pipes
+ * import on first use. The contracts require class-validator's decorators file by file
+ * (libs/contracts/src/class-validator.ts), so its index, validator.js and libphonenumber-js
+ * stay out.
+ */
+const external = [
+  '@nestjs/websockets',
+  '@nestjs/websockets/*',
+  'ioredis',
+  'amqp-connection-manager',
+  'amqplib',
+  'mqtt',
+  'kafkajs',
+  'class-validator',
+  'file-type',
+  '*.node',
+];
+
+/** Packages dockerode requires for what the agent never does: Docker over `ssh://` (ssh2) and BuildKit build sessions (gRPC, protobuf). */
+const absent = {
+  ssh2: 'Docker over ssh:// is not supported by the agent; use a unix:// or tcp:// DOCKER_HOST',
+  '@grpc/grpc-js': 'the agent does not build images',
+  '@grpc/proto-loader': 'the agent does not build images',
+  protobufjs: 'the agent does not build images',
+};
+
+const escape = (name) => name.replace(/[/.]/g, '\\$&');
+
+/** @type {import('esbuild').Plugin} */
+const leaveOut = {
+  name: 'leave-out',
+  setup(b) {
+    b.onResolve({ filter: new RegExp(`^(${Object.keys(absent).map(escape).join('|')})$`) }, (args) => ({ path: args.path, namespace: 'absent' }));
+    // Read at load (`require('ssh2').Client`), so each export is a function that throws when called or constructed.
+    b.onLoad({ filter: /.*/, namespace: 'absent' }, (args) => ({
+      loader: 'js',
+      contents: `const left = () => { throw new Error(${JSON.stringify(`${args.path} is left out of the agent's bundle: ${absent[args.path]}`)}); };
+module.exports = new Proxy({}, { get: (_, key) => (typeof key === 'symbol' || key === '__esModule' || key === 'then' ? undefined : left) });`,
+    }));
+    // The runtime lib puts dockerode off until first use (libs/runtime/src/dockerode.ts); the agent uses it at once.
+    b.onResolve({ filter: /^\.\/dockerode\.js$/ }, (args) =>
+      args.importer.includes('/libs/runtime/src/') ? { path: join(args.resolveDir, 'dockerode.bundled.js') } : undefined,
+    );
+  },
+};
+
+const result = await build({
+  entryPoints: [join(root, 'dist/apps/agent/src/main.js')],
+  outfile: join(root, 'dist/bundle/agent.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  // The compiled JavaScript as tsc emitted it, decorator metadata included, not the TypeScript
+  // sources that tsconfig.json's paths point at.
+  tsconfigRaw: {},
+  external,
+  plugins: [leaveOut],
+  minifyWhitespace: true,
+  minifySyntax: true,
+  keepNames: true,
+  legalComments: 'linked',
+  sourcemap: 'linked',
+  // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
+  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  metafile: process.env.BUNDLE_METAFILE !== undefined,
+  logLevel: 'warning',
+});
+if (result.metafile) await writeFile(process.env.BUNDLE_METAFILE, JSON.stringify(result.metafile));
