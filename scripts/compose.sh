@@ -30,7 +30,7 @@ lab_digest() {
   {
     for bin in "${LAB_BINARIES[@]}"; do sha256sum "$(command -v "$bin")"; done
     sha256sum /usr/bin/busybox /usr/share/prometheus/alertmanager/*.tmpl package-lock.json package.json scripts/compose.sh images/lab/*
-    find dist -type f -name '*.js' ! -name '*spec.js' ! -path 'dist/bench/*' | LC_ALL=C sort | xargs sha256sum
+    find dist -type f \( -name '*.js' -o -name '*.mjs' \) ! -name '*spec.js' ! -path 'dist/bench/*' | LC_ALL=C sort | xargs sha256sum
     find deploy -type f | LC_ALL=C sort | xargs sha256sum
     docker image inspect -f '{{.Id}}' jetlet/pause:1.0 jetlet/busybox:1.35
   } | sha256sum | cut -c1-16
