@@ -481,10 +481,12 @@ async function scale(): Promise<Throughput> {
 /** How cost grows with the number of nodes: the same measurement at each size of GROWTH, beside the NODES run. */
 async function growth(main: Throughput | undefined): Promise<void> {
   const runs: Throughput[] = main ? [main] : [];
+  const failed: number[] = [];
   for (const [nodes, pods] of GROWTH) {
     try {
       runs.push(await withHollowCluster(nodes, {}, (cluster, nc) => throughput(cluster, nc, cluster.scheduler, 'sched', pods, nodes)));
     } catch (error) {
+      failed.push(nodes);
       console.error(`growth run at ${nodes} nodes failed: ${(error as Error).message}`);
     }
   }
@@ -502,6 +504,8 @@ async function growth(main: Throughput | undefined): Promise<void> {
       ['JetStream messages appended per second', ...runs.map((r) => fmt(r.messagesPerSecond, 0))],
     ],
   );
+  // The sizes that ran are printed first; a size that failed still fails the bench.
+  if (failed.length > 0) throw new Error(`growth runs failed at ${failed.join(', ')} nodes`);
 }
 
 /** (c) an agent's death (SIGKILL of its process) to its node showing Ready=Unknown. */

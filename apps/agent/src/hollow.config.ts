@@ -1,5 +1,6 @@
 import { IsIn, IsInt, IsIP, IsOptional, Matches, Max, Min } from '#contracts/class-validator';
 import { DNS1123_SUBDOMAIN } from '#contracts';
+import { FAKE_POD_BLOCKS } from '#runtime';
 
 /** The hollow-node process's own configuration; every agent in it also reads AgentConfig from the same environment. */
 export class HollowConfig {
@@ -13,10 +14,10 @@ export class HollowConfig {
   @Matches(DNS1123_SUBDOMAIN, { message: 'HOLLOW_PREFIX must be a lowercase RFC 1123 subdomain' })
   HOLLOW_PREFIX: string = 'hollow';
 
-  /** The first `i`, so several processes can share a prefix (and the fake pod range, one /24 per i). */
+  /** The first `i`, so several processes can share a prefix (and the fake pod range, one /24 per i, FAKE_POD_BLOCKS of them). */
   @IsInt()
   @Min(0)
-  @Max(1023)
+  @Max(FAKE_POD_BLOCKS - 1)
   HOLLOW_FIRST_INDEX: number = 0;
 
   /**

@@ -56,11 +56,21 @@ describe('FakeRuntime', () => {
     assert.equal(c.ip, a.ip);
   });
 
-  it('spreads node blocks over 10.244.0.0/14', () => {
+  it('spreads node blocks over 10.192.0.0/10, from 10.244.0.0 and wrapping at 10.255, one /24 for each of 16,384 nodes', () => {
     assert.equal(fakePodBlock(0), '10.244.0');
     assert.equal(fakePodBlock(257), '10.245.1');
     assert.equal(fakePodBlock(1023), '10.247.255');
+    assert.equal(fakePodBlock(3071), '10.255.255');
+    assert.equal(fakePodBlock(3072), '10.192.0');
+    assert.equal(fakePodBlock(4999), '10.199.135');
+    assert.equal(fakePodBlock(16_383), '10.243.255');
+    assert.equal(fakePodBlock(16_384), '10.244.0', 'an index past the range wraps');
+    const blocks = new Set(Array.from({ length: 16_384 }, (_, i) => fakePodBlock(i)));
+    assert.equal(blocks.size, 16_384, 'no two nodes share a block');
+    for (const block of blocks) assert.ok(isFakePodIP(`${block}.2`), block);
     assert.equal(isFakePodIP('172.17.0.2'), false);
+    assert.equal(isFakePodIP('10.191.255.2'), false);
+    assert.equal(isFakePodIP('10.42.1.2'), false);
   });
 
   it('takes a container through created, running and exited (137 on stop), and forgets it on remove', async () => {

@@ -20,18 +20,23 @@ import type { PullProgressSnapshot } from './pull-progress.js';
 /** Exit code of a fake container that is stopped: it "dies" as if SIGKILLed (128 + 9). */
 export const FAKE_STOP_EXIT_CODE = 137;
 
-/** How many /24 blocks the fake pod range holds: 10.244.0.0/14, one /24 per node index. */
-const POD_BLOCKS = 1024;
+/**
+ * How many /24 blocks the fake pod range holds: 10.192.0.0/10, one /24 per node index, so a
+ * cluster of up to 16,384 hollow nodes gives each its own. Index 0 starts at 10.244.0.0
+ * (kubemark's and flannel's 10.244.0.0/16 first), and the range wraps from 10.255 to 10.192.
+ */
+export const FAKE_POD_BLOCKS = 16_384;
 
 /** The /24 block of pod IPs a fake runtime with this node index hands out, as its first three octets. */
 export function fakePodBlock(nodeIndex: number): string {
-  const block = ((nodeIndex % POD_BLOCKS) + POD_BLOCKS) % POD_BLOCKS;
-  return `10.${244 + Math.floor(block / 256)}.${block % 256}`;
+  const block = ((nodeIndex % FAKE_POD_BLOCKS) + FAKE_POD_BLOCKS) % FAKE_POD_BLOCKS;
+  return `10.${192 + ((52 + Math.floor(block / 256)) % 64)}.${block % 256}`;
 }
 
-/** True when `ip` lies in the fake pod range (10.244.0.0/14). */
+/** True when `ip` lies in the fake pod range (10.192.0.0/10). */
 export function isFakePodIP(ip: string): boolean {
-  return /^10\.(24[4-7])\.\d{1,3}\.\d{1,3}$/.test(ip);
+  const octets = /^10\.(\d{1,3})\.\d{1,3}\.\d{1,3}$/.exec(ip);
+  return octets !== null && Number(octets[1]) >= 192 && Number(octets[1]) <= 255;
 }
 
 interface FakeContainer {
