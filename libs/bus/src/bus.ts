@@ -627,14 +627,7 @@ export class Bus {
       const cursor = new OrderedCursor(spec.from, spec.filterSubject === '>');
       const storedFrom: StoredFrom = (seq) => this.storedFrom(stream, spec.filterSubject, seq);
       const openOrdered = async (): Promise<Opened> => {
-        // A whole-stream consumer is opened with no filter rather than `>`. With `>` and many
-        // deletes in the stream (the pods stream's per-subject limits, 10,000 pods on 1,000
-        // hollow nodes), nats-server 2.9 was seen to start a consumer opened at a stored message
-        // tens of thousands of messages past it, at every open, so the ordered cursor's reopen
-        // never got the message and the scheduler never caught up. A filtered consumer's start
-        // goes through the server's subject index; an unfiltered one's is the sequence itself.
-        const filter = spec.filterSubject === '>' ? {} : { filter_subjects: spec.filterSubject };
-        const consumer = await this.js.consumers.get(stream, { ...filter, ...deliverConfig(cursor.openFrom) });
+        const consumer = await this.js.consumers.get(stream, { filter_subjects: spec.filterSubject, ...deliverConfig(cursor.openFrom) });
         const info = await consumer.info(true);
         const messages = await consumer.consume({ expires: CONSUMER_EXPIRES_MS });
         // Where the server starts it: nothing delivered past this is nothing to handle.
