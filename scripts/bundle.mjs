@@ -2,13 +2,12 @@
 // `dist/apps/agent/src/main.js` after `tsc` (npm run build runs both).
 //
 // Node.js 20 resolves, reads and compiles each module file on its own, and the agent with its
-// libraries are about 1,400 files: loading them was most of an agent's time from spawn to its
+// libraries is about 1,400 files: loading them was most of an agent's time from spawn to its
 // desired state rebuilt. One file loads in about half the time and holds less: the source is
 // kept without comments (all in Latin-1, so V8 stores it a byte per character) and without
 // what the agent never uses, named below with the reason. A use of a left-out package fails
 // with an error that says so. Function names are kept for stack traces;
 // `node --enable-source-maps dist/bundle/agent.mjs` maps them back to the compiled files.
-import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -63,7 +62,7 @@ module.exports = new Proxy({}, { get: (_, key) => (typeof key === 'symbol' || ke
   },
 };
 
-const result = await build({
+await build({
   entryPoints: [join(root, 'dist/apps/agent/src/main.js')],
   outfile: join(root, 'dist/bundle/agent.mjs'),
   bundle: true,
@@ -82,7 +81,5 @@ const result = await build({
   sourcemap: 'linked',
   // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-  metafile: process.env.BUNDLE_METAFILE !== undefined,
   logLevel: 'warning',
 });
-if (result.metafile) await writeFile(process.env.BUNDLE_METAFILE, JSON.stringify(result.metafile));
