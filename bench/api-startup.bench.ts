@@ -71,7 +71,7 @@ async function main(): Promise<void> {
 
     const unboundedMessages = await messages();
     const unbounded = await measure();
-    for (const subject of statusSubjects) await api.jsm.streams.purge(STREAMS.pods, { filter: subject, keep: 1 });
+    for (const subject of statusSubjects) await api.compactSubject(STREAMS.pods, subject);
     const boundedMessages = await messages();
     const bounded = await measure();
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { Bus, MessageTooLargeError, SequenceConflictError } from '#bus';
 import { ContractValidationError, STREAMS, SUBJECTS, type AnyEnvelope, type PodManifest } from '#contracts';
 import { busMetrics } from '#observability';
@@ -205,6 +206,46 @@ describe('Bus', () => {
     );
     const gapsAfter = (await busMetrics.orderedGaps.get()).values.reduce((sum, v) => sum + v.value, 0);
     assert.equal(gapsAfter, gapsBefore, 'a purge is not a skipped message');
+  });
+
+  it('leaves a consumer that is still behind where it is when a subject is compacted or purged', async () => {
+    // nats-server 2.9 moves every consumer whose filter covers a purged subject past the
+    // purge; a fresh scheduler or a rebuilding agent would pass over the messages between.
+    const node = 'behind-node';
+    const [a, b] = [randomUUID(), randomUUID()];
+    const write = async (uid: string, grace: number): Promise<number> =>
+      (
+        await sut.publish(
+          SUBJECTS.assignment(node, uid),
+          'PodUnassigned',
+          { uid, namespace: 'default', name: 'b', gracePeriodSeconds: grace },
+          { correlationId: uid },
+        )
+      ).seq;
+    await write(a, 1);
+    await write(b, 1);
+    const b2 = await write(b, 2);
+    await write(a, 2);
+    const b3 = await write(b, 3);
+    const a3 = await write(a, 3);
+    const durable = `behind-${randomUUID().slice(0, 8)}`;
+    await sut.jsm.consumers.add(STREAMS.assign, {
+      durable_name: durable,
+      ack_policy: AckPolicy.None,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: SUBJECTS.nodeAssignments(node),
+    });
+    try {
+      await sut.compactSubject(STREAMS.assign, SUBJECTS.assignment(node, a));
+      await sut.purgeSubject(STREAMS.assign, SUBJECTS.assignment(node, b), { upToSeq: b2 });
+      const consumer = await sut.js.consumers.get(STREAMS.assign, durable);
+      const seqs: number[] = [];
+      for await (const m of await consumer.fetch({ max_messages: 2, expires: 5000 })) seqs.push(m.seq);
+      assert.deepEqual(seqs, [b3, a3], 'each message still stored, in order');
+      assert.equal((await consumer.info()).num_pending, 0);
+    } finally {
+      await sut.jsm.consumers.delete(STREAMS.assign, durable);
+    }
   });
 
   it('counts a consumer caught up once the server has nothing more for it, though no delivered message said so', { timeout: 20_000 }, async () => {

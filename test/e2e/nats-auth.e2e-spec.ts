@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
 import { connect, createInbox, errors, type NatsConnection } from '@nats-io/transport-node';
 import { Bus } from '#bus';
 import { busMetrics } from '#observability';
@@ -144,17 +144,21 @@ describe('NATS identities and permissions', () => {
     }
   });
 
-  it('keeps jetctl read-only and stream deletion to admin', async () => {
+  it('keeps jetctl read-only, stream deletion and purge to admin, and message deletion to the scheduler', async () => {
     const jetctl = await as({ kind: 'jetctl' });
     await refused(jetctl, 'publish', SUBJECTS.pod('default', 'forged'), () => jetctl.publish(SUBJECTS.pod('default', 'forged'), '{}'));
     for (const id of [{ kind: 'api' }, { kind: 'scheduler' }, { kind: 'alerter' }, { kind: 'jetctl' }, n1] as Identity[]) {
       const nc = id.kind === 'jetctl' ? jetctl : await as(id);
-      for (const op of ['DELETE', 'PURGE']) {
-        if (op === 'PURGE' && id.kind === 'scheduler') continue;
+      for (const op of ['DELETE', 'PURGE', 'MSG.DELETE']) {
+        if (op === 'MSG.DELETE' && id.kind === 'scheduler') continue;
         const subject = `$JS.API.STREAM.${op}.${STREAMS.pods}`;
         await refused(nc, 'publish', subject, () => nc.publish(subject, '', { reply: createInbox(inboxPrefix(id)) }));
       }
     }
+    // The scheduler's clean-up reaches the server: a sequence never written is refused by
+    // JetStream itself, not by the permissions.
+    const scheduler = await jetstreamManager(await as({ kind: 'scheduler' }));
+    await assert.rejects(scheduler.streams.deleteMessage(STREAMS.pods, 1e12, false), JetStreamApiError);
     const create = `$JS.API.STREAM.CREATE.JETLET_FORGED`;
     await refused(jetctl, 'publish', create, () => jetctl.publish(create, '{"name":"JETLET_FORGED","subjects":["jetlet.>"]}'));
     // The streams are all still there, and admin may manage them.

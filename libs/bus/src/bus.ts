@@ -46,6 +46,8 @@ const utf8 = new TextEncoder();
 
 /** JetStream's error code for a failed expected-last-(subject-)sequence check. */
 const WRONG_LAST_SEQUENCE = 10071;
+/** How many compacted subjects remember where their oldest message is (a walk from the stream's start otherwise). */
+const COMPACTED_HINTS = 50_000;
 /** Room kept under the server's max_payload for the headers a publish sends (Nats-Msg-Id, expectations). */
 const HEADER_ALLOWANCE_BYTES = 1024;
 /** NATS's default max_payload, assumed until the server says otherwise. */
@@ -513,10 +515,57 @@ export class Bus {
     this.outbox.add({ subject, type, data, options: { ...options, id: options.id ?? randomUUID(), time: new Date().toISOString() } });
   }
 
-  /** Removes every message on one subject (its single writer's clean-up). */
-  async purgeSubject(stream: string, subject: string, options: { upToSeq?: number } = {}): Promise<void> {
-    // `seq` purges below it: everything up to and including `upToSeq`, nothing written after.
-    await this.jsm.streams.purge(stream, { filter: subject, ...(options.upToSeq !== undefined ? { seq: options.upToSeq + 1 } : {}) });
+  /**
+   * Removes the messages on one subject (its single writer's clean-up): every one, or those
+   * up to and including `upToSeq`, so a message written later is untouched. Returns how
+   * many it removed.
+   *
+   * Message by message (`STREAM.MSG.DELETE`), never by `STREAM.PURGE`: nats-server 2.9 moves
+   * every consumer whose filter covers a purged subject past the purge, to the subject's first
+   * remaining message or the stream's end. A consumer still behind (a fresh scheduler catching
+   * up, an agent rebuilding, a replay) would then pass over every message in between, and a
+   * durable one would count them acknowledged. A delete leaves each consumer where it is.
+   */
+  async purgeSubject(stream: string, subject: string, options: { upToSeq?: number; fromSeq?: number } = {}): Promise<number> {
+    let removed = 0;
+    for (let from = options.fromSeq ?? 1; ;) {
+      const seq = await this.storedFrom(stream, subject, from);
+      if (seq === undefined || (options.upToSeq !== undefined && seq > options.upToSeq)) return removed;
+      await this.deleteMessage(stream, seq);
+      removed += 1;
+      from = seq + 1;
+    }
+  }
+
+  /** Removes one message, unless it is gone already (another clean-up got there first). */
+  private async deleteMessage(stream: string, seq: number): Promise<void> {
+    try {
+      await this.jsm.streams.deleteMessage(stream, seq, false);
+    } catch (error) {
+      // nats-server answers a delete of a message removed meanwhile with a generic failure.
+      if (!(error instanceof JetStreamApiError) || (await this.jsm.streams.getMessage(stream, { seq })) !== null) throw error;
+    }
+  }
+
+  /** Where each compacted subject's oldest message may be: the one it kept last time. */
+  private readonly compactedFrom = new Map<string, number>();
+
+  /**
+   * Keeps only the newest message of `subject`, removing the older ones one by one (see
+   * `purgeSubject`). A subject compacted before is walked from the message it kept then.
+   */
+  async compactSubject(stream: string, subject: string): Promise<void> {
+    const key = `${stream} ${subject}`;
+    const last = await this.lastSubjectSequence(stream, subject);
+    if (last === 0) {
+      this.compactedFrom.delete(key);
+      return;
+    }
+    await this.purgeSubject(stream, subject, { upToSeq: last - 1, fromSeq: this.compactedFrom.get(key) });
+    // Insertion order is age: the hint of the subject compacted longest ago goes first.
+    this.compactedFrom.delete(key);
+    this.compactedFrom.set(key, last);
+    if (this.compactedFrom.size > COMPACTED_HINTS) this.compactedFrom.delete(this.compactedFrom.keys().next().value as string);
   }
 
   private readonly compactions = new Map<string, string>();
@@ -544,7 +593,7 @@ export class Bus {
     this.compactions.clear();
     for (const [subject, stream] of batch) {
       try {
-        await this.jsm.streams.purge(stream, { filter: subject, keep: 1 });
+        await this.compactSubject(stream, subject);
       } catch (error) {
         if (isUnavailable(error)) this.compactions.set(subject, stream);
         else this.logger.warn(`${subject} not compacted: ${(error as Error).message}`);

@@ -2,9 +2,11 @@ import type { DeliverFrom } from './bus.js';
 
 /**
  * Where to look for messages an ordered consumer skipped, when it delivers `seq` after
- * `lastSeq`, or undefined when nothing can be missing. Under load, nats-server 2.9 has been
- * seen to hand an ordered pull consumer a later message with the next delivery sequence,
- * silently passing over stored ones, so the client's own ordering check cannot notice.
+ * `lastSeq`, or undefined when nothing can be missing. nats-server 2.9 moves a consumer past
+ * stored messages when a subject under its filter is purged (`STREAM.PURGE`; the project
+ * deletes message by message instead, see `Bus.purgeSubject`, so this guards against an
+ * operator's purge), and the next delivery sequence follows on, so the client's own ordering
+ * check cannot notice.
  * A consumer replaying the last message per subject skips older ones by design; one
  * starting at new messages or at a time has no known start. Checked on whole-stream
  * consumers only (the projections): there a gap is rare (a purge), so the check costs one
@@ -29,8 +31,8 @@ export type GapVerdict = { kind: 'handle' } | { kind: 'reopen'; missed: number; 
 /**
  * An ordered consumer's position: where it opens again, and whether a delivered message
  * passed over stored ones. A gap opens the consumer again at the first message it passed
- * over. While purges of other subjects go on, nats-server 2.9 has been seen to pass over
- * the same message again right after such an open: the consumer opens again at it as often
+ * over. While purges of other subjects go on, nats-server 2.9 passes over the same message
+ * again right after such an open: the consumer opens again at it as often
  * as it takes (the caller waits longer each time), and never goes on without it, as a
  * projection missing a fact would be wrong for good.
  */

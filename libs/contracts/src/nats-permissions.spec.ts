@@ -79,15 +79,17 @@ describe('NATS permissions generated from the writer tables', () => {
     }
   });
 
-  it('gives stream deletion to admin only, creation to the API and admin, purge to the scheduler and admin', () => {
+  it('gives stream deletion to admin only, creation to the API and admin, message deletion to the scheduler and admin, purge to admin', () => {
     for (const id of ALL) {
       for (const stream of Object.values(STREAMS)) {
         assert.equal(pub(id, `$JS.API.STREAM.DELETE.${stream}`), id.kind === 'admin', identityName(id));
         assert.equal(pub(id, `$JS.API.STREAM.CREATE.${stream}`), id.kind === 'admin' || id.kind === 'api', identityName(id));
         assert.equal(pub(id, `$JS.API.STREAM.UPDATE.${stream}`), id.kind === 'admin' || id.kind === 'api', identityName(id));
       }
-      assert.equal(pub(id, `$JS.API.STREAM.PURGE.${STREAMS.pods}`), id.kind === 'admin' || id.kind === 'scheduler', identityName(id));
-      assert.equal(pub(id, `$JS.API.STREAM.PURGE.${STREAMS.events}`), id.kind === 'admin', identityName(id));
+      assert.equal(pub(id, `$JS.API.STREAM.MSG.DELETE.${STREAMS.pods}`), id.kind === 'admin' || id.kind === 'scheduler', identityName(id));
+      assert.equal(pub(id, `$JS.API.STREAM.MSG.DELETE.${STREAMS.assign}`), id.kind === 'admin' || id.kind === 'scheduler', identityName(id));
+      assert.equal(pub(id, `$JS.API.STREAM.MSG.DELETE.${STREAMS.events}`), id.kind === 'admin', identityName(id));
+      assert.equal(pub(id, `$JS.API.STREAM.PURGE.${STREAMS.pods}`), id.kind === 'admin', identityName(id));
     }
   });
 
@@ -139,6 +141,7 @@ describe('NATS permissions generated from the writer tables', () => {
     }
     assert.ok(!pub(hollow, SUBJECTS.pod('default', 'web')));
     assert.ok(!pub(hollow, `$JS.API.STREAM.PURGE.${STREAMS.pods}`));
+    assert.ok(!pub(hollow, `$JS.API.STREAM.MSG.DELETE.${STREAMS.pods}`));
     // One inbox for the process; its nodes' own inboxes are not part of it.
     assert.ok(sub(hollow, `${inboxPrefix(hollow)}.x`));
     assert.ok(!sub(hollow, `${inboxPrefix({ kind: 'node', node: 'h-2' })}.x`));

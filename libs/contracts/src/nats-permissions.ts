@@ -101,13 +101,14 @@ export const READ_ROUTES: { readonly [R in Reader]: readonly StreamRead[] } = {
 /**
  * Stream management beside the writes: the API creates and updates the streams at start (it
  * is the control plane's owner of the log, as kube-apiserver is of etcd); the scheduler
- * purges the subjects it cleans up (a finalized pod's aggregate, status and assignment).
- * NATS 2.9 cannot limit a purge to a subject, so a purge permission covers the whole stream:
- * it is given to the scheduler only. Nobody but `admin` may delete a stream.
+ * deletes, message by message, the subjects it cleans up (a finalized pod's aggregate, status
+ * and assignment). NATS 2.9 cannot limit a delete to a subject, so the permission covers the
+ * whole stream: it is given to the scheduler only. Nobody but `admin` may purge a stream
+ * (a purge moves consumers past it; see `Bus.purgeSubject`) or delete one.
  */
 const STREAM_MANAGEMENT: { readonly [W in Writer]: readonly string[] } = {
   api: STREAM_NAMES.flatMap((s) => [`${JS}.STREAM.CREATE.${s}`, `${JS}.STREAM.UPDATE.${s}`]),
-  scheduler: [`${JS}.STREAM.PURGE.${STREAMS.pods}`, `${JS}.STREAM.PURGE.${STREAMS.assign}`],
+  scheduler: [`${JS}.STREAM.MSG.DELETE.${STREAMS.pods}`, `${JS}.STREAM.MSG.DELETE.${STREAMS.assign}`],
   agent: [],
 };
 
