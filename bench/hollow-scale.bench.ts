@@ -419,7 +419,7 @@ async function scale(): Promise<Throughput> {
         [...rows('pods bound / created', (r) => `${r.bound}/${r.created}`), '-'],
         [...rows('scheduler spawned to first PodScheduled, s', (r) => fmt(r.firstBindSeconds, 2)), '-'],
         [...rows('scheduler CPU over its life (% of one core)', (r) => fmt(r.cpuPercent, 0)), '-'],
-        [...rows('filter/score, ms per pod bound', (r) => fmt(r.filterScoreMsPerPod, 3)), '-'],
+        [...rows('filter/score, CPU ms per pod bound', (r) => fmt(r.filterScoreMsPerPod, 3)), '-'],
         [...rows('bind: PodScheduled sent to PodAssigned stored, mean ms', (r) => fmt(r.bindMeanMs, 1)), '-'],
         [...rows('scheduling passes', (r) => r.passes), '-'],
         [...rows('scheduler CPU ms per pod bound, first binding on', (r) => fmt(r.cpuMsPerBind, 2)), '-'],
@@ -441,13 +441,13 @@ async function scale(): Promise<Throughput> {
         ['API: one create, p99 ms', fmt(run.createP99Ms, 1), fmt(serial.createP99Ms, 1), `${fmt(raw.p99Ms, 1)} (publish p99)`],
         ['scheduler CPU (% of one core)', fmt(run.schedulerCpuPercent, 0), fmt(serial.schedulerCpuPercent, 0), '-'],
         [
-          '  filter/score, ms per pod bound',
+          '  filter/score, CPU ms per pod bound',
           fmt((run.filterScoreSeconds * 1000) / run.bound, 3),
           fmt((serial.filterScoreSeconds * 1000) / serial.bound, 3),
           '-',
         ],
         [
-          '  candidate table, % of its CPU',
+          '  candidate table (CPU), % of its CPU',
           fmt((100 * run.candidatesSeconds) / run.cpuSeconds, 0),
           fmt((100 * serial.candidatesSeconds) / serial.cpuSeconds, 0),
           '-',
@@ -500,7 +500,7 @@ async function growth(main: Throughput | undefined): Promise<void> {
       ['API one create, p99 ms', ...runs.map((r) => fmt(r.createP99Ms, 0))],
       ['scheduler CPU (% of one core)', ...runs.map((r) => fmt(r.schedulerCpuPercent, 0))],
       ['scheduler resident memory (MiB)', ...runs.map((r) => fmt(r.schedulerRssMiB, 0))],
-      ['filter/score, ms per pod bound', ...runs.map((r) => fmt((r.filterScoreSeconds * 1000) / r.bound, 3))],
+      ['filter/score, CPU ms per pod bound', ...runs.map((r) => fmt((r.filterScoreSeconds * 1000) / r.bound, 3))],
       ['JetStream messages appended per second', ...runs.map((r) => fmt(r.messagesPerSecond, 0))],
     ],
   );
