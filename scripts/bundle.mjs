@@ -8,6 +8,7 @@
 // what the agent never uses, named below with the reason. A use of a left-out package fails
 // with an error that says so. Function names are kept for stack traces;
 // `node --enable-source-maps dist/bundle/agent.mjs` maps them back to the compiled files.
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -62,6 +63,35 @@ module.exports = new Proxy({}, { get: (_, key) => (typeof key === 'symbol' || ke
   },
 };
 
+/**
+ * ICU's locale data is loaded only when a date is formatted by locale. Nest makes its two
+ * date formatters when @nestjs/common is imported, which kept about 6 MiB of ICU's data
+ * resident in every agent, though the agent's logger writes ISO 8601 times
+ * (libs/observability/src/logger.ts) and never formats one. Here each is made on first use
+ * instead; a Nest release that makes them otherwise fails the build rather than quietly
+ * loading them again.
+ */
+const formattersOnDemand = {
+  name: 'formatters-on-demand',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]@nestjs[\\/]common[\\/]services[\\/](console-)?logger\.service\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const made = 'new Intl.DateTimeFormat(';
+      const count = source.split(made).length - 1;
+      if (count !== 1) throw new Error(`${args.path}: expected one ${made}...) to defer, found ${count}`);
+      return {
+        loader: 'js',
+        contents: `${source.replace(made, 'formatterOnDemand(')}
+function formatterOnDemand(locales, options) {
+  let formatter;
+  return { format: (date) => (formatter ??= new Intl.DateTimeFormat(locales, options)).format(date) };
+}
+`,
+      };
+    });
+  },
+};
+
 await build({
   entryPoints: [join(root, 'dist/apps/agent/src/main.js')],
   outfile: join(root, 'dist/bundle/agent.mjs'),
@@ -73,7 +103,7 @@ await build({
   // sources that tsconfig.json's paths point at.
   tsconfigRaw: {},
   external,
-  plugins: [leaveOut],
+  plugins: [leaveOut, formattersOnDemand],
   minifyWhitespace: true,
   minifySyntax: true,
   keepNames: true,

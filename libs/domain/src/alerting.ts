@@ -1,4 +1,5 @@
 import type { AnyEnvelope, PodStatus } from '#contracts';
+import { compareText } from './compare-text.js';
 
 /** The conditions an alert rule can watch, each read from facts on the bus. */
 export const ALERT_CONDITIONS = [
@@ -365,7 +366,7 @@ export function expandTemplate(text: string, labels: Record<string, string>, val
   );
 }
 
-const keyOf = (labels: Record<string, string>): string => JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
+const keyOf = (labels: Record<string, string>): string => JSON.stringify(Object.entries(labels).sort(([a], [b]) => compareText(a, b)));
 
 /**
  * Every alert that fires now or stopped firing within `retentionMs`, per rule: an episode

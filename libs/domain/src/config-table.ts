@@ -1,4 +1,5 @@
 import type { AnyEnvelope } from '#contracts';
+import { compareText } from './compare-text.js';
 
 /** What the log says about one ConfigMap or Secret. */
 export interface ConfigRecord {
@@ -102,7 +103,17 @@ export class ConfigTable {
   skip(namespace: string, name: string, seq: number): void {
     const record = this.byKey.get(`${namespace}/${name}`);
     if (record) record.subjectSeq = seq;
-    else this.byKey.set(`${namespace}/${name}`, { kind: this.kind, namespace, name, uid: '', creationTimestamp: '', subjectSeq: seq, resourceVersion: seq, removed: true });
+    else
+      this.byKey.set(`${namespace}/${name}`, {
+        kind: this.kind,
+        namespace,
+        name,
+        uid: '',
+        creationTimestamp: '',
+        subjectSeq: seq,
+        resourceVersion: seq,
+        removed: true,
+      });
   }
 
   /** The record for a name, removed or not (its subjectSeq guards a re-create). */
@@ -118,7 +129,7 @@ export class ConfigTable {
   list(namespace?: string): ConfigRecord[] {
     return [...this.byKey.values()]
       .filter((r) => !r.removed && (namespace === undefined || r.namespace === namespace))
-      .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+      .sort((a, b) => compareText(a.namespace, b.namespace) || compareText(a.name, b.name));
   }
 }
 

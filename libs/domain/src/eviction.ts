@@ -1,5 +1,6 @@
 import { parseQuantity, type PodQOSClass, type PodSpec } from '#contracts';
 import { qosClass } from './qos.js';
+import { compareText } from './compare-text.js';
 
 /** The kubelet's eviction signals jetlet reads (`kubelet/eviction/api`). */
 export const EVICTION_SIGNALS = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'pid.available'] as const;
@@ -207,7 +208,7 @@ export function rankForEviction(candidates: EvictionCandidate[], signal: Evictio
       (a.spec.priority ?? 0) - (b.spec.priority ?? 0) ||
       QOS_RANK[qosClass(a.spec)] - QOS_RANK[qosClass(b.spec)] ||
       above(b) - above(a) ||
-      a.uid.localeCompare(b.uid),
+      compareText(a.uid, b.uid),
   );
 }
 

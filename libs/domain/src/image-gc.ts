@@ -1,3 +1,4 @@
+import { compareText } from './compare-text.js';
 /**
  * The kubelet's image garbage collection policy (pkg/kubelet/images/image_gc_manager.go), pure:
  * when the image filesystem is used at or above the high threshold, free enough to bring it down
@@ -77,7 +78,7 @@ export class ImageRecords {
   plan(bytes: number, inUse: ReadonlySet<string>, pinned: ReadonlySet<string>, nowMs: number, minAgeMs: number): ImageGcPlan {
     const eligible = [...this.records.values()]
       .filter((r) => !inUse.has(r.id) && !pinned.has(r.id) && nowMs - r.firstDetectedMs >= minAgeMs)
-      .sort((a, b) => a.lastUsedMs - b.lastUsedMs || a.firstDetectedMs - b.firstDetectedMs || a.id.localeCompare(b.id));
+      .sort((a, b) => a.lastUsedMs - b.lastUsedMs || a.firstDetectedMs - b.firstDetectedMs || compareText(a.id, b.id));
     const remove: ImageRecord[] = [];
     let freedBytes = 0;
     for (const record of eligible) {

@@ -60,3 +60,4 @@ export * from './pod-security.js';
 export * from './credential-keyring.js';
 export * from './local-storage-eviction.js';
 export * from './image-gc.js';
+export * from './compare-text.js';

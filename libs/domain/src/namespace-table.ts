@@ -1,4 +1,5 @@
 import type { AnyEnvelope } from '#contracts';
+import { compareText } from './compare-text.js';
 
 /** What the log says about one namespace. */
 export interface NamespaceRecord {
@@ -67,7 +68,7 @@ export class NamespaceTable {
   }
 
   list(): NamespaceRecord[] {
-    return [...this.byName.values()].filter((r) => !r.removed).sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.byName.values()].filter((r) => !r.removed).sort((a, b) => compareText(a.name, b.name));
   }
 
   /** Namespaces being deleted, whose pods must go before they can be removed. */

@@ -1,5 +1,6 @@
 import { unreachableTaints } from './node-lifecycle.js';
 import type { AnyEnvelope, NodeObject, Taint } from '#contracts';
+import { compareText } from './compare-text.js';
 
 type NodeCondition = NonNullable<NodeObject['status']['conditions']>[number];
 
@@ -85,7 +86,7 @@ export class NodeTable {
   private sorted?: NodeRecord[];
 
   list(): NodeRecord[] {
-    this.sorted ??= [...this.nodes.values()].sort((a, b) => a.name.localeCompare(b.name));
+    this.sorted ??= [...this.nodes.values()].sort((a, b) => compareText(a.name, b.name));
     return [...this.sorted];
   }
 }

@@ -1,4 +1,5 @@
 import { podOfSubject, type AnyEnvelope, type PodCondition, type PodManifest, type PodStatus, type Pod } from '#contracts';
+import { compareText } from './compare-text.js';
 
 /** What the log says about one pod name: the current incarnation and its facts. */
 export interface PodRecord {
@@ -157,7 +158,8 @@ export class PodProjection {
         const record = this.byUid(envelope.data.uid);
         if (!record) return undefined;
         record.deletion = { timestamp: envelope.data.deletionTimestamp, gracePeriodSeconds: envelope.data.gracePeriodSeconds };
-        if (envelope.data.disruption) record.disruption = { reason: envelope.data.disruption, message: 'Eviction API: evicting', at: envelope.data.deletionTimestamp };
+        if (envelope.data.disruption)
+          record.disruption = { reason: envelope.data.disruption, message: 'Eviction API: evicting', at: envelope.data.deletionTimestamp };
         record.subjectSeq = record.resourceVersion = seq;
         record.eventId = envelope.id;
         // A pod no node ever took has nothing to stop: it is gone at once, as in Kubernetes.
@@ -220,7 +222,7 @@ export class PodProjection {
   list(namespace?: string): PodRecord[] {
     return [...this.byKey.values()]
       .filter((r) => !r.removed && (namespace === undefined || r.namespace === namespace))
-      .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+      .sort((a, b) => compareText(a.namespace, b.namespace) || compareText(a.name, b.name));
   }
 }
 
@@ -239,7 +241,15 @@ export function podView(record: PodRecord): Pod {
   const reported = record.status;
   // An evicted pod says so, as Kubernetes' DisruptionTarget condition does.
   const disruption: PodCondition[] = record.disruption
-    ? [{ type: 'DisruptionTarget', status: 'True', reason: record.disruption.reason, message: record.disruption.message, lastTransitionTime: record.disruption.at }]
+    ? [
+        {
+          type: 'DisruptionTarget',
+          status: 'True',
+          reason: record.disruption.reason,
+          message: record.disruption.message,
+          lastTransitionTime: record.disruption.at,
+        },
+      ]
     : [];
   const status: PodStatus = reported
     ? { ...reported, conditions: [scheduled, ...disruption, ...(reported.conditions ?? []).filter((c) => c.type !== 'PodScheduled')] }

@@ -4,6 +4,7 @@ import { crashKey, goDuration, type BackoffBook } from './backoff.js';
 import { containerRestartPolicy, isSidecar } from './init-containers.js';
 import { qosClass } from './qos.js';
 import { shouldRestart } from './restart-policy.js';
+import { compareText } from './compare-text.js';
 
 export { shouldRestart };
 
@@ -18,7 +19,7 @@ export function attemptOf(c: RuntimeContainer): number {
 export function attemptsOf(observed: RuntimeContainer[], name: string): RuntimeContainer[] {
   return observed
     .filter((c) => c.labels[LABELS.kind] === 'container' && c.labels[LABELS.containerName] === name)
-    .sort((a, b) => attemptOf(b) - attemptOf(a) || b.createdAt.localeCompare(a.createdAt));
+    .sort((a, b) => attemptOf(b) - attemptOf(a) || compareText(b.createdAt, a.createdAt));
 }
 
 /**
@@ -49,8 +50,8 @@ export function runningSandboxes(observed: RuntimeContainer[]): RuntimeContainer
         joined(b, true) - joined(a, true) ||
         joined(b, false) - joined(a, false) ||
         attemptOf(a) - attemptOf(b) ||
-        a.createdAt.localeCompare(b.createdAt) ||
-        a.id.localeCompare(b.id),
+        compareText(a.createdAt, b.createdAt) ||
+        compareText(a.id, b.id),
     );
 }
 

@@ -10,9 +10,10 @@ import type { AgentConfig } from '../agent.config.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
 import { NodeService } from '../node/node.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
+import { compareText } from '#domain/compare-text';
 
 const byCreation = (a: DesiredPod, b: DesiredPod): number =>
-  (a.manifest.metadata.creationTimestamp ?? '').localeCompare(b.manifest.metadata.creationTimestamp ?? '') || a.name.localeCompare(b.name);
+  compareText(a.manifest.metadata.creationTimestamp ?? '', b.manifest.metadata.creationTimestamp ?? '') || compareText(a.name, b.name);
 
 /**
  * The kubelet's pod admission: a pod new to this node runs only if it fits beside the pods

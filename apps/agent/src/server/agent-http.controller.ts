@@ -15,6 +15,7 @@ import { PlegHealth } from '../pleg/pleg-health.js';
 import { ReconcilerService } from '../kubelet/reconciler.service.js';
 import { StatusReporter } from '../status/status-reporter.service.js';
 import { AgentTokenGuard, OpenWithoutToken, Public } from './agent-token.guard.js';
+import { compareText } from '#domain/compare-text';
 
 /** A list of pods as the kubelet's /pods and /runningpods answer it. */
 interface PodList<T> {
@@ -99,7 +100,7 @@ export class AgentHttpController {
       spec: pod.manifest.spec,
       status: this.status.previous(pod.uid) ?? { phase: 'Pending' },
     }));
-    return { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: items.sort((a, b) => podKey(a.metadata).localeCompare(podKey(b.metadata))) };
+    return { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: items.sort((a, b) => compareText(podKey(a.metadata), podKey(b.metadata))) };
   }
 
   /** Pods with running containers, as the runtime shows them: name, namespace, uid, and each running container's name and image. */
@@ -117,8 +118,8 @@ export class AgentHttpController {
       }
       pod.spec.containers.push({ name: c.labels[LABELS.containerName] ?? '', image: c.image });
     }
-    const items = [...byUid.values()].sort((a, b) => podKey(a.metadata).localeCompare(podKey(b.metadata)));
-    for (const pod of items) pod.spec.containers.sort((a, b) => a.name.localeCompare(b.name));
+    const items = [...byUid.values()].sort((a, b) => compareText(podKey(a.metadata), podKey(b.metadata)));
+    for (const pod of items) pod.spec.containers.sort((a, b) => compareText(a.name, b.name));
     return { kind: 'PodList', apiVersion: 'v1', metadata: {}, items };
   }
 

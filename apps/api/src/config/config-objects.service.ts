@@ -12,7 +12,7 @@ import {
   type FieldCause,
   type MessageData,
 } from '#contracts';
-import { configView, type ConfigObject, type ConfigRecord, type ConfigTable } from '#domain';
+import { compareText, configView, type ConfigObject, type ConfigRecord, type ConfigTable } from '#domain';
 import { API_CONFIG } from '../api.constants.js';
 import type { ApiConfig } from '../api.config.js';
 import { decodeFields } from '../errors/field-validation.context.js';
@@ -74,7 +74,8 @@ export class ConfigObjectsService {
     const record = this.table(kind).get(namespace, name);
     if (!record) throw KubeStatusException.notFound(RESOURCE[kind], name);
     // As the API server when its encryption provider cannot open what it stored.
-    if (record.unreadable !== undefined) throw new KubeStatusException(500, 'InternalError', `unable to open secret ${namespace}/${name}: ${record.unreadable}`);
+    if (record.unreadable !== undefined)
+      throw new KubeStatusException(500, 'InternalError', `unable to open secret ${namespace}/${name}: ${record.unreadable}`);
     return configView(record);
   }
 
@@ -104,7 +105,8 @@ export class ConfigObjectsService {
     for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
       const current = this.table(kind).get(namespace, name);
       if (!current) throw KubeStatusException.notFound(RESOURCE[kind], name);
-      if (current.unreadable !== undefined) throw new KubeStatusException(500, 'InternalError', `unable to open secret ${namespace}/${name}: ${current.unreadable}`);
+      if (current.unreadable !== undefined)
+        throw new KubeStatusException(500, 'InternalError', `unable to open secret ${namespace}/${name}: ${current.unreadable}`);
       const view = configView(current);
       const { name: newName, accepted } = this.validate(kind, namespace, next(view));
       if (newName !== name) {
@@ -192,14 +194,19 @@ export class ConfigObjectsService {
     if (manifest instanceof ConfigMapManifest) {
       for (const key of Object.keys(manifest.data ?? {})) {
         if (manifest.binaryData && key in manifest.binaryData) {
-          causes.push({ field: `data[${key}]`, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(key)}: duplicate of key present in binaryData` });
+          causes.push({
+            field: `data[${key}]`,
+            reason: 'FieldValueInvalid',
+            message: `Invalid value: ${JSON.stringify(key)}: duplicate of key present in binaryData`,
+          });
         }
       }
       for (const [k, v] of Object.entries(manifest.data ?? {})) bytes += k.length + Buffer.byteLength(v);
       for (const [k, v] of Object.entries(manifest.binaryData ?? {})) bytes += k.length + Buffer.from(v, 'base64').length;
       if (manifest.data) accepted.data = manifest.data;
       if (manifest.binaryData) accepted.binaryData = manifest.binaryData;
-      if (bytes > CONFIG_DATA_MAX_BYTES) causes.push({ field: '[]', reason: 'FieldValueInvalid', message: `Too long: must have at most ${CONFIG_DATA_MAX_BYTES} bytes` });
+      if (bytes > CONFIG_DATA_MAX_BYTES)
+        causes.push({ field: '[]', reason: 'FieldValueInvalid', message: `Too long: must have at most ${CONFIG_DATA_MAX_BYTES} bytes` });
     } else {
       // stringData is write-only: merged into data (winning over it), as Kubernetes does.
       const data: Record<string, string> = { ...manifest.data };
@@ -219,7 +226,8 @@ export class ConfigObjectsService {
         causes.push({ field: 'data[username]', reason: 'FieldValueRequired', message: 'Required value' });
       }
       for (const [k, v] of Object.entries(data)) bytes += k.length + Buffer.from(v, 'base64').length;
-      if (bytes > CONFIG_DATA_MAX_BYTES) causes.push({ field: 'data', reason: 'FieldValueInvalid', message: `Too long: must have at most ${CONFIG_DATA_MAX_BYTES} bytes` });
+      if (bytes > CONFIG_DATA_MAX_BYTES)
+        causes.push({ field: 'data', reason: 'FieldValueInvalid', message: `Too long: must have at most ${CONFIG_DATA_MAX_BYTES} bytes` });
       accepted.data = data;
       accepted.type = type;
     }
@@ -233,7 +241,8 @@ export class ConfigObjectsService {
     const forbidden = 'Forbidden: field is immutable when `immutable` is set';
     if (current.immutable) {
       if (next.immutable !== true) causes.push({ field: 'immutable', reason: 'FieldValueForbidden', message: forbidden });
-      if (JSON.stringify(sorted(current.data)) !== JSON.stringify(sorted(next.data))) causes.push({ field: 'data', reason: 'FieldValueForbidden', message: forbidden });
+      if (JSON.stringify(sorted(current.data)) !== JSON.stringify(sorted(next.data)))
+        causes.push({ field: 'data', reason: 'FieldValueForbidden', message: forbidden });
       if (current.kind === 'ConfigMap' && JSON.stringify(sorted(current.binaryData)) !== JSON.stringify(sorted(next.binaryData))) {
         causes.push({ field: 'binaryData', reason: 'FieldValueForbidden', message: forbidden });
       }
@@ -257,7 +266,12 @@ export class ConfigObjectsService {
     if (kind === 'ConfigMap') {
       return {
         type: 'ConfigMapWritten',
-        data: { ...base, ...(a.annotations ? { annotations: a.annotations } : {}), ...(a.data ? { data: a.data } : {}), ...(a.binaryData ? { binaryData: a.binaryData } : {}) },
+        data: {
+          ...base,
+          ...(a.annotations ? { annotations: a.annotations } : {}),
+          ...(a.data ? { data: a.data } : {}),
+          ...(a.binaryData ? { binaryData: a.binaryData } : {}),
+        },
       };
     }
     const box = this.projection.secretBox;
@@ -342,5 +356,5 @@ export class ConfigObjectsService {
 }
 
 function sorted(map: Record<string, string> | undefined): Array<[string, string]> {
-  return Object.entries(map ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  return Object.entries(map ?? {}).sort(([a], [b]) => compareText(a, b));
 }

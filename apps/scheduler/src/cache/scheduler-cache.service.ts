@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ListWatch, type Delivery } from '#bus';
 import type { AnyEnvelope } from '#contracts';
-import { NodeTable, PodProjection, type NodeRecord, type PodRecord } from '#domain';
+import { compareText, NodeTable, PodProjection, type NodeRecord, type PodRecord } from '#domain';
 import { CLOCK, type Clock } from '#workqueue';
 
 /** A pod that is gone, as its history's purge needs it. */
@@ -34,14 +34,14 @@ export class SchedulerCache {
     },
     skip: (delivery) => this.podFold.skip(delivery.subject, delivery.seq),
     identity: (p) => p.uid,
-    compare: (a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name),
+    compare: (a, b) => compareText(a.namespace, b.namespace) || compareText(a.name, b.name),
   });
   readonly nodes = new ListWatch<NodeRecord>({
     fold: (envelope, delivery) => {
       const record = this.nodeFold.apply(envelope, delivery.seq);
       return record && { key: record.name, object: record, exists: true };
     },
-    compare: (a, b) => a.name.localeCompare(b.name),
+    compare: (a, b) => compareText(a.name, b.name),
   });
   /** Pods their node let go of, by uid, with the node: their assignment subjects can go. */
   readonly purgeable = new Map<string, string>();
