@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type Docker from 'dockerode';
 import { freePort, ManagedProcess, ROOT } from '../test/harness/processes.js';
-import { AGENT_BUNDLE, type Cluster } from '../test/harness/cluster.js';
+import { AGENT_BUNDLE, AGENT_LAUNCH, type Cluster, type Launch } from '../test/harness/cluster.js';
 
 /**
  * How long to wait for `items` units of work (pods started, pods deleted): a base for the
@@ -73,12 +73,22 @@ export async function spawnAgent(
   node: string,
   env: Record<string, string> = {},
   entry: string = AGENT_BUNDLE,
+  launch: Launch = AGENT_LAUNCH,
 ): Promise<{ process: ManagedProcess; url: string; spawnedAt: number }> {
   const port = await freePort();
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...launch.nodeFlags, entry], {
     cwd: ROOT,
-    env: { ...process.env, NO_COLOR: '1', NATS_URL: natsUrl, NODE_NAME: node, AGENT_PORT: String(port), IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100', ...env },
+    env: {
+      ...process.env,
+      ...launch.env,
+      NO_COLOR: '1',
+      NATS_URL: natsUrl,
+      NODE_NAME: node,
+      AGENT_PORT: String(port),
+      IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return { process: new ManagedProcess(`agent ${node}`, child), url: `http://127.0.0.1:${port}`, spawnedAt };

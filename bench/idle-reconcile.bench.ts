@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import type { Pod } from '#contracts';
 import { LABELS } from '#runtime';
-import { AGENT_BUNDLE, AGENT_MODULES, Cluster, uniqueName } from '../test/harness/cluster.js';
+import { AGENT_BUNDLE, AGENT_LAUNCH, AGENT_MODULES, Cluster, NODE_DEFAULTS, uniqueName, type Launch } from '../test/harness/cluster.js';
 import { sleep, waitFor } from '../test/harness/processes.js';
 import { fmt, printTable, rssKiB, scrape, sumMetric, workTimeoutMs, type MetricSample } from './bench-util.js';
 
@@ -159,8 +159,8 @@ async function main(): Promise<void> {
     // Memory after a restart on the same pods, the agent as it ships and its baseline (its modules
     // loaded file by file): each adopts the running pods rather than starts them, and is as long idle.
     await listing.stop();
-    const memoryAfterRestart = async (entry: string): Promise<Memory> => {
-      const restarted = await cluster.startAgent(node, idleEnv, true, entry);
+    const memoryAfterRestart = async (entry: string, launch: Launch): Promise<Memory> => {
+      const restarted = await cluster.startAgent(node, idleEnv, true, entry, launch);
       await cluster.withLogs(
         waitFor(`${PODS} pods Running after the restart`, async () => (await listPods(cluster)).every(running), workTimeoutMs(PODS), 1000),
       );
@@ -170,8 +170,9 @@ async function main(): Promise<void> {
       await restarted.stop();
       return memory;
     };
-    const memoryBundle = await memoryAfterRestart(AGENT_BUNDLE);
-    const memoryModules = await memoryAfterRestart(AGENT_MODULES);
+    const memoryBundle = await memoryAfterRestart(AGENT_BUNDLE, AGENT_LAUNCH);
+    const memoryBundleDefaults = await memoryAfterRestart(AGENT_BUNDLE, NODE_DEFAULTS);
+    const memoryModules = await memoryAfterRestart(AGENT_MODULES, NODE_DEFAULTS);
 
     // Calls made in any window, by name (the rest stay at zero while idle).
     const windows = [empty, full, everyPass];
@@ -197,10 +198,11 @@ async function main(): Promise<void> {
         ['  V8 heap in use (MiB)', fmt(memoryEmpty.heapUsedMiB, 1), fmt(memoryFull.heapUsedMiB, 1), '-'],
         ['  V8 heap reserved (MiB)', fmt(memoryEmpty.heapTotalMiB, 1), fmt(memoryFull.heapTotalMiB, 1), '-'],
         ['  outside the heap: buffers, WebAssembly memory (MiB)', fmt(memoryEmpty.externalMiB, 1), fmt(memoryFull.externalMiB, 1), '-'],
-        [`after a restart on the same ${PODS} pods, as it ships (one file), VmRSS (MiB)`, '-', fmt(memoryBundle.rssMiB, 1), '-'],
+        [`after a restart on the same ${PODS} pods, as it ships (one file, its launch settings), VmRSS (MiB)`, '-', fmt(memoryBundle.rssMiB, 1), '-'],
         ['  V8 heap in use (MiB)', '-', fmt(memoryBundle.heapUsedMiB, 1), '-'],
         ['  outside the heap: buffers, WebAssembly memory (MiB)', '-', fmt(memoryBundle.externalMiB, 1), '-'],
-        ['  baseline, the same restart from its modules file by file, VmRSS (MiB)', '-', fmt(memoryModules.rssMiB, 1), '-'],
+        ["  the same file with Node's and glibc's defaults, VmRSS (MiB)", '-', fmt(memoryBundleDefaults.rssMiB, 1), '-'],
+        ["  baseline, the same restart from its modules file by file, Node's and glibc's defaults, VmRSS (MiB)", '-', fmt(memoryModules.rssMiB, 1), '-'],
         ['    V8 heap in use (MiB)', '-', fmt(memoryModules.heapUsedMiB, 1), '-'],
         ['    outside the heap: buffers, WebAssembly memory (MiB)', '-', fmt(memoryModules.externalMiB, 1), '-'],
         ['floor: Node.js alone, VmRSS (MiB)', fmt(floors.node, 1), fmt(floors.node, 1), '-'],

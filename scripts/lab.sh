@@ -30,9 +30,14 @@ start_app() {
   # The API's node flags, as test/harness/cluster.ts gives them (API_NODE_FLAGS).
   local flags=() entry="dist/apps/$name/src/main.js"
   [ "$name" = api ] && flags=(--max-semi-space-size=32)
-  # The agent runs as one file (scripts/bundle.mjs).
-  [ "$name" = agent ] && entry=dist/bundle/agent.mjs
-  env "$@" node ${flags[@]+"${flags[@]}"} "$entry" >"$JETLET_STATE/$name.log" 2>&1 &
+  # The agent runs as one file (scripts/bundle.mjs), with its launch settings (AGENT_LAUNCH).
+  local launch=()
+  if [ "$name" = agent ]; then
+    entry=dist/bundle/agent.mjs
+    flags=(--v8-pool-size=1)
+    launch=(MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072)
+  fi
+  env ${launch[@]+"${launch[@]}"} "$@" node ${flags[@]+"${flags[@]}"} "$entry" >"$JETLET_STATE/$name.log" 2>&1 &
   echo $! >"$JETLET_STATE/$name.pid"
 }
 

@@ -55,7 +55,8 @@ echo "node $NODE_NAME: Docker engine up ($(docker version -f '{{.Server.Version}
 
 # The agent is restarted on its own if it exits, as systemd restarts a kubelet: the pods keep running.
 while [ "$stopping" = 0 ]; do
-  node /app/dist/bundle/agent.mjs &
+  # The agent's launch settings, as every launcher gives them (AGENT_LAUNCH in test/harness/cluster.ts).
+  MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072 node --v8-pool-size=1 /app/dist/bundle/agent.mjs &
   agent=$!
   wait "$agent" || true
   [ "$stopping" = 0 ] || break

@@ -62,8 +62,35 @@ export function natsTlsEnv(tls: NatsTlsFiles | undefined): Record<string, string
  */
 export const API_NODE_FLAGS = ['--max-semi-space-size=32'];
 
-function startApp(name: string, label: string, env: Record<string, string>, entry = APP(name)): ManagedProcess {
-  const child = spawn(process.execPath, [...profileArgs(), ...(name === 'api' ? API_NODE_FLAGS : []), entry], {
+/** How a process is started: Node's flags and the environment it is given beside its configuration. */
+export interface Launch {
+  nodeFlags: readonly string[];
+  env: Readonly<Record<string, string>>;
+}
+
+/** Node's and glibc's defaults, for a bench's baseline. */
+export const NODE_DEFAULTS: Launch = { nodeFlags: [], env: {} };
+
+/**
+ * How every launcher starts the agent (scripts/lab.sh and the lab's node image alike), for
+ * its resident memory: one V8 worker thread instead of four (an agent is idle most of the
+ * time), glibc's malloc in two arenas instead of eight per core, and a fixed threshold for
+ * giving freed memory back instead of one that rises after each large free. Measured on 110
+ * running pods: about 91 MiB with the defaults, about 78 with these.
+ */
+export const AGENT_LAUNCH: Launch = {
+  nodeFlags: ['--v8-pool-size=1'],
+  env: { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' },
+};
+
+function startApp(
+  name: string,
+  label: string,
+  env: Record<string, string>,
+  entry = APP(name),
+  nodeFlags: readonly string[] = name === 'api' ? API_NODE_FLAGS : [],
+): ManagedProcess {
+  const child = spawn(process.execPath, [...profileArgs(), ...nodeFlags, entry], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -193,7 +220,13 @@ export class Cluster {
   }
 
   /** Starts (or restarts) the agent of `node` and waits until its sync loop runs; `entry` is the bundle unless a bench asks for its baseline. */
-  async startAgent(node: string, env: Record<string, string> = {}, waitUntilRunning = true, entry = AGENT_BUNDLE): Promise<ManagedProcess> {
+  async startAgent(
+    node: string,
+    env: Record<string, string> = {},
+    waitUntilRunning = true,
+    entry = AGENT_BUNDLE,
+    launch: Launch = AGENT_LAUNCH,
+  ): Promise<ManagedProcess> {
     const port = this.agents.get(node)?.port ?? (await freePort());
     // Each node keeps its files in a directory of its own, kept across restarts of its agent.
     const rootDir = this.agents.get(node)?.rootDir ?? mkdtempSync(join(tmpdir(), `jetlet-${node}-`));
@@ -206,6 +239,7 @@ export class Cluster {
       'agent',
       `agent ${node}`,
       {
+        ...launch.env,
         NATS_URL: this.nats.url,
         NODE_NAME: node,
         ...this.natsEnv({ kind: 'node', node }),
@@ -217,6 +251,7 @@ export class Cluster {
         ...env,
       },
       entry,
+      launch.nodeFlags,
     );
     this.agents.set(node, { process: agent, port, rootDir });
     if (waitUntilRunning) await agent.waitForLine(/desired state rebuilt/);
