@@ -716,24 +716,28 @@ export class Bus {
           if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
         }
       }
-      const existing = await this.jsm.consumers.info(stream, durable).catch((error: unknown) => {
-        if (error instanceof JetStreamApiError && error.status === 404) return undefined;
-        throw error;
-      });
+      // Just deleted, it is not asked for. Each answer below carries the consumer's state, which
+      // nats-server 2.9 counts by walking the stream's subjects: one walk an open, not two.
+      const existing =
+        first && spec.recreate
+          ? undefined
+          : await this.jsm.consumers.info(stream, durable).catch((error: unknown) => {
+              if (error instanceof JetStreamApiError && error.status === 404) return undefined;
+              throw error;
+            });
       // Gone after the first open: deleted by an operator, or lost with the server's state.
       // Deliveries start over from `from`; handlers are idempotent by sequence.
-      if (!existing) {
-        await this.jsm.consumers.add(stream, {
+      const info =
+        existing ??
+        (await this.jsm.consumers.add(stream, {
           durable_name: durable,
           ack_policy: AckPolicy.Explicit,
           filter_subject: spec.filterSubject,
           ack_wait: (spec.ackWaitMs ?? 30_000) * 1e6,
           max_deliver: spec.maxDeliver ?? -1,
           ...deliverConfig(spec.from),
-        });
-      }
-      const consumer = await this.js.consumers.get(stream, durable);
-      const info = await consumer.info(true);
+        }));
+      const consumer = this.js.consumers.getConsumerFromInfo(info);
       const messages = await consumer.consume({ max_messages: 256, expires: CONSUMER_EXPIRES_MS });
       const drained = async (): Promise<boolean> => {
         const now = await consumer.info(false);
