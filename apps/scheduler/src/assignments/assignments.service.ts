@@ -3,6 +3,7 @@ import { BUS, ListWatch, type Bus, type Delivery, type Folded } from '#bus';
 import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
 import type { PodRecord } from '#domain';
 import { podRef } from '#observability';
+import { BindWindow, CLEANUPS_IN_FLIGHT } from '../binder/bind-window.js';
 import { SchedulerCache } from '../cache/scheduler-cache.service.js';
 import { schedulerMessages } from '../messages/scheduler-messages.js';
 
@@ -71,14 +72,17 @@ export class AssignmentsService {
    * work, and an agent's rebuild keeps costing what the node runs now, not what it ever ran.
    */
   async purgeTombstones(): Promise<void> {
+    const cleanups = new BindWindow(CLEANUPS_IN_FLIGHT);
     for (const [uid, node] of this.cache.purgeable) {
-      try {
-        await this.bus.purgeSubject(STREAMS.assign, SUBJECTS.assignment(node, uid));
-        this.sent.forget(uid);
-        this.cache.purgeable.delete(uid);
-      } catch (error) {
-        this.logger.warn(`assignment of ${uid} on ${node} not purged: ${(error as Error).message}`);
-      }
+      await cleanups.run(
+        async () => {
+          await this.bus.purgeSubject(STREAMS.assign, SUBJECTS.assignment(node, uid));
+          this.sent.forget(uid);
+          this.cache.purgeable.delete(uid);
+        },
+        (error) => this.logger.warn(`assignment of ${uid} on ${node} not purged: ${(error as Error).message}`),
+      );
     }
+    await cleanups.drain();
   }
 }

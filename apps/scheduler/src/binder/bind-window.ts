@@ -5,6 +5,13 @@
  * hands its slot to the longest waiting caller, so a full window costs nothing per task
  * (racing every task in flight for each slot did: hundreds of reactions per binding).
  */
+/**
+ * How many subjects a pass cleans up at once. Each is a walk over the subject and a delete
+ * per message (see `Bus.purgeSubject`), a few round trips one after the other; a pass after
+ * thousands of deletions would otherwise wait on them one subject at a time.
+ */
+export const CLEANUPS_IN_FLIGHT = 32;
+
 export class BindWindow {
   private inFlight = 0;
   /** Callers waiting for a slot, oldest first. */

@@ -11,7 +11,7 @@ import { NodeLifecycleService } from '../node-lifecycle/node-lifecycle.service.j
 import { schedulerMessages } from '../messages/scheduler-messages.js';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
 import type { SchedulerConfig } from '../scheduler.config.js';
-import { BindWindow } from './bind-window.js';
+import { BindWindow, CLEANUPS_IN_FLIGHT } from './bind-window.js';
 import { FOLLOWED } from './scheduling.constants.js';
 
 /**
@@ -145,16 +145,19 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
    */
   private async purgeHistory(now: number): Promise<void> {
     const due = now - this.config.HISTORY_RETENTION_SECONDS * 1000;
+    const cleanups = new BindWindow(CLEANUPS_IN_FLIGHT);
     for (const [uid, pod] of this.cache.gone) {
       if (pod.seenMs > due) continue;
-      try {
-        await this.bus.purgeSubject(STREAMS.pods, SUBJECTS.pod(pod.namespace, pod.name), { upToSeq: pod.subjectSeq });
-        if (pod.nodeName) await this.bus.purgeSubject(STREAMS.pods, SUBJECTS.podStatus(pod.nodeName, uid));
-        this.cache.gone.delete(uid);
-      } catch (error) {
-        this.logger.warn(`history of ${pod.namespace}/${pod.name} (${uid}) not purged: ${(error as Error).message}`);
-      }
+      await cleanups.run(
+        async () => {
+          await this.bus.purgeSubject(STREAMS.pods, SUBJECTS.pod(pod.namespace, pod.name), { upToSeq: pod.subjectSeq });
+          if (pod.nodeName) await this.bus.purgeSubject(STREAMS.pods, SUBJECTS.podStatus(pod.nodeName, uid));
+          this.cache.gone.delete(uid);
+        },
+        (error) => this.logger.warn(`history of ${pod.namespace}/${pod.name} (${uid}) not purged: ${(error as Error).message}`),
+      );
     }
+    await cleanups.drain();
   }
 
   /**
