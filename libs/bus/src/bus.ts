@@ -517,8 +517,7 @@ export class Bus {
 
   /**
    * Removes the messages on one subject (its single writer's clean-up): every one, or those
-   * up to and including `upToSeq`, so a message written later is untouched. Returns how
-   * many it removed.
+   * up to and including `upToSeq`, so a message written later is untouched.
    *
    * Message by message (`STREAM.MSG.DELETE`), never by `STREAM.PURGE`: nats-server 2.9 moves
    * every consumer whose filter covers a purged subject past the purge, to the subject's first
@@ -526,13 +525,11 @@ export class Bus {
    * up, an agent rebuilding, a replay) would then pass over every message in between, and a
    * durable one would count them acknowledged. A delete leaves each consumer where it is.
    */
-  async purgeSubject(stream: string, subject: string, options: { upToSeq?: number; fromSeq?: number } = {}): Promise<number> {
-    let removed = 0;
+  async purgeSubject(stream: string, subject: string, options: { upToSeq?: number; fromSeq?: number } = {}): Promise<void> {
     for (let from = options.fromSeq ?? 1; ;) {
       const seq = await this.storedFrom(stream, subject, from);
-      if (seq === undefined || (options.upToSeq !== undefined && seq > options.upToSeq)) return removed;
+      if (seq === undefined || (options.upToSeq !== undefined && seq > options.upToSeq)) return;
       await this.deleteMessage(stream, seq);
-      removed += 1;
       from = seq + 1;
     }
   }
