@@ -298,6 +298,82 @@ describe('Bus', () => {
     }
   });
 
+  it('stops while a reopen is opening the consumer again, though nothing reads the messages it opened', { timeout: 20_000 }, async () => {
+    /** Messages as nats.js gives them: a close settles only once the loop reading them takes the stop it queued. */
+    const queuedMessages = () => {
+      let wake: () => void = () => undefined;
+      let stopQueued = false;
+      let closedResolve: () => void = () => undefined;
+      const closed = new Promise<void>((resolve) => (closedResolve = resolve));
+      const statuses: Array<{ type: string }> = [];
+      let statusWake: () => void = () => undefined;
+      return {
+        stopQueued: () => stopQueued,
+        pushStatus(status: { type: string }) {
+          statuses.push(status);
+          statusWake();
+        },
+        // Delivers nothing: it ends when it takes the stop.
+        [Symbol.asyncIterator]: () => ({
+          next: async (): Promise<IteratorResult<never>> => {
+            while (!stopQueued) await new Promise<void>((resolve) => (wake = resolve));
+            closedResolve();
+            return { done: true, value: undefined };
+          },
+        }),
+        close(): Promise<void> {
+          stopQueued = true;
+          wake();
+          return closed;
+        },
+        status: () => ({
+          async *[Symbol.asyncIterator]() {
+            for (;;) {
+              const next = statuses.shift();
+              if (next) yield next;
+              else if (stopQueued) return;
+              else await new Promise<void>((resolve) => (statusWake = resolve));
+            }
+          },
+        }),
+      };
+    };
+    type Opened = { messages: ReturnType<typeof queuedMessages>; pending: number; drained: () => Promise<boolean>; inOrder: boolean };
+    type Supervise = (
+      stream: string,
+      name: string,
+      open: (first: boolean) => Promise<Opened>,
+      onMessage: () => Promise<void>,
+    ) => Promise<{ caughtUp: Promise<void>; stop(): Promise<void> }>;
+    const supervise = (sut as unknown as { supervise: Supervise }).supervise.bind(sut);
+    const first = queuedMessages();
+    const second = queuedMessages();
+    let openAgain: (opened: Opened) => void = () => undefined;
+    let opens = 0;
+    const subscription = await supervise(
+      STREAMS.pods,
+      'stop-during-reopen-test',
+      (isFirst) => {
+        opens++;
+        const opened = (messages: ReturnType<typeof queuedMessages>): Opened => ({
+          messages,
+          pending: 0,
+          drained: () => Promise.resolve(true),
+          inOrder: false,
+        });
+        return isFirst ? Promise.resolve(opened(first)) : new Promise<Opened>((resolve) => (openAgain = () => resolve(opened(second))));
+      },
+      () => Promise.resolve(),
+    );
+    first.pushStatus({ type: 'consumer_deleted' });
+    await waitFor('the consumer being opened again', () => opens === 2);
+    const stopped = subscription.stop();
+    openAgain({} as Opened);
+    await stopped;
+    assert.equal(first.stopQueued(), true);
+    assert.equal(second.stopQueued(), true, 'the messages opened while it stopped are stopped too');
+  });
+
   it('creates a durable consumer again when it is deleted under it, and keeps delivering', async () => {
     const node = 'recreate-node';
     const seen: string[] = [];
@@ -320,6 +396,46 @@ describe('Bus', () => {
     const recreated = (await busMetrics.consumerRecreated.get()).values.find((v) => v.labels.consumer === durable)?.value ?? 0;
     assert.equal(recreated, 1);
     await sub.stop();
+  });
+
+  it('opens a deleted durable consumer again while its handler is still held up', { timeout: 30_000 }, async () => {
+    const node = 'held-node';
+    const durable = `test-${randomUUID().slice(0, 8)}`;
+    const seen: string[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const sub = await sut.consume(STREAMS.assign, { durable, filterSubject: SUBJECTS.nodeAssignments(node), from: 'all' }, async (e) => {
+      if (e.type !== 'PodUnassigned') return;
+      seen.push(e.data.name);
+      if (e.data.name === 'held') await held;
+    });
+    const send = (name: string): Promise<unknown> =>
+      sut.publish(
+        SUBJECTS.assignment(node, randomUUID()),
+        'PodUnassigned',
+        { uid: UID, namespace: 'default', name, gracePeriodSeconds: 1 },
+        { correlationId: UID },
+      );
+    const exists = (): Promise<boolean> =>
+      sut.jsm.consumers.info(STREAMS.assign, durable).then(
+        () => true,
+        () => false,
+      );
+    try {
+      await send('held');
+      await waitFor('the handler to hold the first message', () => seen.includes('held'));
+      await sut.jsm.consumers.delete(STREAMS.assign, durable);
+      // The old messages cannot close until the handler returns: the consumer comes back regardless.
+      await waitFor('the consumer created again while the handler holds', exists, 20_000);
+      assert.deepEqual(seen, ['held'], 'the handler is still on its first message');
+      await send('after');
+      release();
+      await waitFor('a message sent after the deletion', () => seen.includes('after'), 20_000);
+    } finally {
+      release();
+      await sub.stop();
+      await sut.jsm.consumers.delete(STREAMS.assign, durable).catch(() => undefined);
+    }
   });
 
   it('refuses to publish what a reader would reject, and stores nothing', async () => {

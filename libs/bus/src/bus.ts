@@ -190,6 +190,12 @@ export const CONSUMER_EXPIRES_MS = 4000;
 const REOPEN_FIRST_DELAY_MS = 100;
 const REOPEN_MAX_DELAY_MS = 2000;
 /**
+ * How long a reopen waits for the old messages to close before it opens the consumer anyway,
+ * ms. They are already stopped (no more pulls, no more deliveries); the wait only lets the
+ * handler under way finish first, and one that does not finish cannot keep the consumer away.
+ */
+const REOPEN_CLOSE_WAIT_MS = 2000;
+/**
  * How often a consumer not yet caught up asks the server whether it has drained. A consumer
  * is caught up when a delivered message says nothing is pending after it; when the count the
  * server gave at the open falls short (messages purged or deleted before their delivery),
@@ -805,7 +811,17 @@ export class Bus {
       this.logger.warn(`consumer ${consumerName} on ${stream}: ${why}; opening it again`);
       busMetrics.consumerRecreated.inc({ stream, consumer: consumerName });
       reopening = (async () => {
-        await current.messages.close().catch(() => undefined);
+        // The old messages close once the loop below takes their stop, which waits for the
+        // handler it is running; a handler held up must not hold the consumer's return too.
+        const closing = current.messages.close().then(
+          () => true,
+          () => true,
+        );
+        const closed = await Promise.race([closing, sleep(REOPEN_CLOSE_WAIT_MS, false, { signal: stopping.signal, ref: false }).catch(() => false)]);
+        if (stopped) return;
+        if (!closed) {
+          this.logger.warn(`consumer ${consumerName} on ${stream}: its handler is still running after ${REOPEN_CLOSE_WAIT_MS} ms; opening it again anyway`);
+        }
         const next = await retry(() => open(false), {
           initialMs: REOPEN_FIRST_DELAY_MS,
           maxMs: REOPEN_MAX_DELAY_MS,
@@ -814,7 +830,9 @@ export class Bus {
         }).catch(() => undefined);
         if (!next) return;
         if (stopped) {
-          await next.messages.close().catch(() => undefined);
+          // Not awaited: nats.js settles a close once a loop takes the stop it queues, and no
+          // loop ever reads these. Their pulls and timers end at once all the same.
+          void next.messages.close().catch(() => undefined);
           return;
         }
         current = next;
