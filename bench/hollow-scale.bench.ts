@@ -1,3 +1,6 @@
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Pod } from '#contracts';
@@ -55,7 +58,16 @@ async function startHollowNodes(cluster: Cluster, prefix: string, nodes: number,
   for (let first = 0; first < nodes; first += NODES_PER_PROCESS)
     procs.push(spawnHollow(cluster.nats.url, prefix, Math.min(NODES_PER_PROCESS, nodes - first), env, first));
   try {
-    await Promise.all(procs.map((p) => p.waitForLine(HOLLOW_READY, 600_000)));
+    await Promise.all(
+      procs.map((p) =>
+        p.waitForLine(HOLLOW_READY, 600_000).catch(async (error: unknown) => {
+          // The tail rarely shows why: the process's whole log is kept for reading.
+          const file = join(tmpdir(), `${p.name.replace(/\W+/g, '-')}.log`);
+          await writeFile(file, p.output.join('\n') + '\n');
+          throw new Error(`${(error as Error).message}\nits whole log: ${file}`, { cause: error });
+        }),
+      ),
+    );
     await waitFor(`${nodes} hollow nodes Ready`, async () => (await readyHollowNodes(cluster, prefix)) === nodes, workTimeoutMs(nodes, 500), 1000);
   } catch (error) {
     // The caller never gets them: stop them here, or they outlive the run.
@@ -487,7 +499,8 @@ async function growth(main: Throughput | undefined): Promise<void> {
       runs.push(await withHollowCluster(nodes, {}, (cluster, nc) => throughput(cluster, nc, cluster.scheduler, 'sched', pods, nodes)));
     } catch (error) {
       failed.push(nodes);
-      console.error(`growth run at ${nodes} nodes failed: ${(error as Error).message}`);
+      // fetch says only "fetch failed": what failed is in its cause.
+      console.error(`growth run at ${nodes} nodes failed: ${(error as Error).stack ?? String(error)}`, (error as Error).cause ?? '');
     }
   }
   runs.sort((a, b) => a.nodes - b.nodes);

@@ -60,6 +60,25 @@ describe('startAgent', () => {
     ]);
   });
 
+  it('tells of a failed attempt before it closes that attempt, so a close that hangs is seen', async () => {
+    const heard: string[] = [];
+    const started = startAgent<FakeApp>(
+      async (track) => {
+        const app = new FakeApp(1);
+        app.close = () => {
+          heard.push('close');
+          return new Promise<void>(() => undefined);
+        };
+        track(app);
+        throw new natsErrors.TimeoutError();
+      },
+      { ...options, onFailed: (error, attempt) => heard.push(`failed ${attempt}: ${(error as Error).message}`) },
+    );
+    await settle();
+    assert.deepEqual(heard, ['failed 1: timeout', 'close']);
+    void started;
+  });
+
   it('gives up after the last attempt with an error naming the node and the last cause', async () => {
     const apps: FakeApp[] = [];
     const started = startAgent<FakeApp>(async (track) => {

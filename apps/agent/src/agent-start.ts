@@ -19,6 +19,8 @@ export interface AgentStartOptions {
   signal?: AbortSignal;
   /** Hears of each failed attempt that will be tried again, and the wait before it. */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+  /** Hears of each failed attempt as it fails, before its application is closed. */
+  onFailed?: (error: unknown, attempt: number) => void;
 }
 
 /** The wait before an agent's start is tried again: from 1 s, doubling, up to 16 s. */
@@ -59,6 +61,7 @@ export async function startAgent<T extends Closable>(start: (track: (app: T) => 
         try {
           return await start((built) => (app = built));
         } catch (error) {
+          options.onFailed?.(error, n);
           await app?.close().catch(() => undefined);
           throw error;
         }

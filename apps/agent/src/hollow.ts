@@ -19,6 +19,9 @@ import { packModules, releaseBootstrapState, releaseContainer } from './hollow-m
 
 /** Agents started at once: each opens its consumer (and, with HOLLOW_CONNECTIONS=per-node, connects and checks the streams), which the server serialises. */
 const START_CONCURRENCY = 25;
+/** How often a process still starting its nodes says how far it is, and how many of the nodes it waits on it names. */
+const PROGRESS_EVERY_MS = 30_000;
+const PROGRESS_NAMES = 10;
 const startRetries = new Counter({
   name: 'jetlet_hollow_agent_start_retries_total',
   help: 'Hollow agents started again because a bus request of their start-up failed for now (a timeout, JetStream not ready)',
@@ -99,9 +102,13 @@ async function bootstrap(): Promise<void> {
     await connection.ensureStreams();
   }
   const queue = [...configs];
+  /** The nodes whose agents are starting now, reported while the process starts. */
+  const inStart = new Map<string, string>();
+  let running = 0;
   const worker = async (): Promise<void> => {
     for (let next = queue.shift(); next !== undefined && stopping === undefined; next = queue.shift()) {
       const { config, i } = next;
+      inStart.set(config.NODE_NAME, 'building');
       const agent = AgentModule.forConfig(config, i, identity, connection, hollow.HOLLOW_METRICS === 'shared' ? 'process' : 'own');
       // A start that fails for now (a bus request timed out under load) is undone and tried again for this node alone.
       const app = await startAgent<INestApplicationContext>(
@@ -113,6 +120,7 @@ async function bootstrap(): Promise<void> {
               built = app;
               track(app);
               contexts.push(app);
+              inStart.set(config.NODE_NAME, 'listening');
             });
           } catch (error) {
             if (built) contexts.splice(contexts.indexOf(built), 1);
@@ -123,6 +131,7 @@ async function bootstrap(): Promise<void> {
           node: config.NODE_NAME,
           attempts: hollow.HOLLOW_START_ATTEMPTS,
           signal: starting.signal,
+          onFailed: (error) => inStart.set(config.NODE_NAME, `closing after ${(error as Error).message}`),
           onRetry: (error, attempt, delayMs) => {
             startRetries.inc();
             logger.warn(
@@ -136,6 +145,8 @@ async function bootstrap(): Promise<void> {
         // The agent runs on without Nest's container: only what closing it needs is kept.
         contexts[contexts.indexOf(app)] = releaseContainer(app as INestMicroservice);
       } else if (hollow.HOLLOW_BOOTSTRAP_STATE === 'released') releaseBootstrapState(app);
+      inStart.delete(config.NODE_NAME);
+      running++;
     }
   };
   /** Builds and runs one agent's application; `track` gets it as soon as it exists, so a failed start can be closed. */
@@ -161,11 +172,22 @@ async function bootstrap(): Promise<void> {
     await app.startAllMicroservices();
     return app;
   };
+  // A start that takes long says which nodes it still waits on.
+  const progress = setInterval(() => {
+    const names = [...inStart].map(([node, phase]) => `${node} (${phase})`);
+    logger.log(
+      `hollow nodes: ${running} of ${configs.length} up; still starting ${names.slice(0, PROGRESS_NAMES).join(', ')}` +
+        (names.length > PROGRESS_NAMES ? ` and ${names.length - PROGRESS_NAMES} more` : ''),
+      'Hollow',
+    );
+  }, PROGRESS_EVERY_MS);
   try {
     await Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, configs.length) }, worker));
   } catch (error) {
     await stopAll();
     throw error;
+  } finally {
+    clearInterval(progress);
   }
   if (stopping !== undefined) return;
   const last = configs.at(-1)?.config.NODE_NAME;
