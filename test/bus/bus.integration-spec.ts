@@ -374,6 +374,15 @@ describe('Bus', () => {
     assert.equal(second.stopQueued(), true, 'the messages opened while it stopped are stopped too');
   });
 
+  /** Publishes a PodUnassigned named `name` on `node`'s assignments: a message a test's consumer can tell apart. */
+  const unassign = (node: string, name: string): Promise<unknown> =>
+    sut.publish(
+      SUBJECTS.assignment(node, randomUUID()),
+      'PodUnassigned',
+      { uid: UID, namespace: 'default', name, gracePeriodSeconds: 1 },
+      { correlationId: UID },
+    );
+
   it('creates a durable consumer again when it is deleted under it, and keeps delivering', async () => {
     const node = 'recreate-node';
     const seen: string[] = [];
@@ -381,13 +390,7 @@ describe('Bus', () => {
     const sub = await sut.consume(STREAMS.assign, { durable, filterSubject: SUBJECTS.nodeAssignments(node), from: 'all' }, (e) => {
       if (e.type === 'PodUnassigned') seen.push(e.data.name);
     });
-    const send = (name: string): Promise<unknown> =>
-      sut.publish(
-        SUBJECTS.assignment(node, randomUUID()),
-        'PodUnassigned',
-        { uid: UID, namespace: 'default', name, gracePeriodSeconds: 1 },
-        { correlationId: UID },
-      );
+    const send = (name: string): Promise<unknown> => unassign(node, name);
     await send('before');
     await waitFor('the first message', () => seen.includes('before'));
     await sut.jsm.consumers.delete(STREAMS.assign, durable);
@@ -409,13 +412,7 @@ describe('Bus', () => {
       seen.push(e.data.name);
       if (e.data.name === 'held') await held;
     });
-    const send = (name: string): Promise<unknown> =>
-      sut.publish(
-        SUBJECTS.assignment(node, randomUUID()),
-        'PodUnassigned',
-        { uid: UID, namespace: 'default', name, gracePeriodSeconds: 1 },
-        { correlationId: UID },
-      );
+    const send = (name: string): Promise<unknown> => unassign(node, name);
     const exists = (): Promise<boolean> =>
       sut.jsm.consumers.info(STREAMS.assign, durable).then(
         () => true,
