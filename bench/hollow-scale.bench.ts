@@ -327,20 +327,47 @@ async function rawPublishes(nc: NatsConnection, pods: number): Promise<{ perSeco
 }
 
 /** One cluster with `nodes` hollow nodes; `run` gets it once every node is Ready. */
+/**
+ * The heartbeat of a bench's hollow nodes and the grace the control plane gives it. Past
+ * 1,000 nodes the lighter settings the issue allows: 5,000 nodes beating every 10 s are 500
+ * messages a second, more than the scheduler's share of two cores then handles, and it
+ * counted every node NotReady (the grace stays four heartbeats, as 40 s is to 10 s).
+ */
+function heartbeatFor(nodes: number): { seconds: number; graceSeconds: number } {
+  const seconds = nodes > 1000 ? 40 : 10;
+  return { seconds, graceSeconds: seconds * 4 };
+}
+
 async function withHollowCluster<T>(
   nodes: number,
   env: Record<string, string>,
   run: (cluster: Cluster, nc: NatsConnection, procs: ManagedProcess[], bootSeconds: number) => Promise<T>,
 ): Promise<T> {
-  const cluster = await Cluster.start({ RESYNC_SECONDS: '5', ...env });
+  const beat = heartbeatFor(nodes);
+  const cluster = await Cluster.start({ RESYNC_SECONDS: '5', NODE_GRACE_SECONDS: String(beat.graceSeconds), ...env });
   const nc = await connect({ servers: cluster.nats.url });
   let procs: ManagedProcess[] = [];
   try {
     const bootAt = performance.now();
-    procs = await startHollowNodes(cluster, uniqueName('hn'), nodes, { HEARTBEAT_SECONDS: '10', RESYNC_SECONDS: '10', LOG_LEVEL: 'warn' });
+    procs = await startHollowNodes(cluster, uniqueName('hn'), nodes, { HEARTBEAT_SECONDS: String(beat.seconds), RESYNC_SECONDS: '10', LOG_LEVEL: 'warn' });
     const bootSeconds = (performance.now() - bootAt) / 1000;
     await sleep(10_000); // registrations and first status reports settle
     return await run(cluster, nc, procs, bootSeconds);
+  } catch (error) {
+    // What the control plane said up to the failure, kept for reading, and whether it is busy now.
+    const planes = [cluster.api, cluster.scheduler];
+    const cpuBefore = planes.map((p) => cpuSeconds(p.child.pid ?? 0));
+    await sleep(10_000);
+    const kept = await Promise.all(
+      planes.map(async (p, i) => {
+        const file = join(tmpdir(), `${uniqueName(p.name.replace(/\W+/g, '-'))}.log`);
+        await writeFile(file, p.output.join('\n') + '\n');
+        const busy = ((cpuSeconds(p.child.pid ?? 0) - (cpuBefore[i] ?? 0)) / 10) * 100;
+        return `${p.name}: ${file} (${fmt(cpuBefore[i] ?? 0, 1)} s of CPU; ${fmt(busy, 0)} % of a core over the last 10 s)`;
+      }),
+    );
+    console.error(`at ${nodes} nodes the control plane's logs: ${kept.join('; ')}`);
+    throw error;
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
     await nc.close();
@@ -505,7 +532,7 @@ async function growth(main: Throughput | undefined): Promise<void> {
   }
   runs.sort((a, b) => a.nodes - b.nodes);
   printTable(
-    `how cost grows with the nodes (each size its own cluster in this run; pods created: ${runs.map((r) => `${r.created} at ${r.nodes}`).join(', ')})`,
+    `how cost grows with the nodes (each size its own cluster in this run; pods created: ${runs.map((r) => `${r.created} at ${r.nodes}`).join(', ')}; heartbeats every ${runs.map((r) => `${heartbeatFor(r.nodes).seconds} s at ${r.nodes}`).join(', ')})`,
     runs.map((r) => `${r.nodes} nodes`),
     [
       ['pods bound per second', ...runs.map((r) => fmt(r.boundPerSecond, 0))],
