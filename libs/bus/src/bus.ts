@@ -861,6 +861,9 @@ export class Bus {
         const messages = current.messages;
         try {
           for await (const m of messages) {
+            // A reopen that did not wait for the handler (REOPEN_CLOSE_WAIT_MS) has opened the
+            // consumer again after it: what the old messages still hold comes again from there.
+            if (messages !== current.messages) break;
             if ((await handleOne(m)) === REOPEN) {
               reopen('it skipped stored messages');
               break;
