@@ -62,9 +62,7 @@ async function startHollowNodes(cluster: Cluster, prefix: string, nodes: number,
       procs.map((p) =>
         p.waitForLine(HOLLOW_READY, 600_000).catch(async (error: unknown) => {
           // The tail rarely shows why: the process's whole log is kept for reading.
-          const file = join(tmpdir(), `${p.name.replace(/\W+/g, '-')}.log`);
-          await writeFile(file, p.output.join('\n') + '\n');
-          throw new Error(`${(error as Error).message}\nits whole log: ${file}`, { cause: error });
+          throw new Error(`${(error as Error).message}\nits whole log: ${await keepLog(p)}`, { cause: error });
         }),
       ),
     );
@@ -326,18 +324,25 @@ async function rawPublishes(nc: NatsConnection, pods: number): Promise<{ perSeco
   return { perSecond: pods / seconds, p99Ms: summary(latencies).p99 };
 }
 
-/** One cluster with `nodes` hollow nodes; `run` gets it once every node is Ready. */
 /**
  * The heartbeat of a bench's hollow nodes and the grace the control plane gives it. Past
- * 1,000 nodes the lighter settings the issue allows: 5,000 nodes beating every 10 s are 500
- * messages a second, more than the scheduler's share of two cores then handles, and it
- * counted every node NotReady (the grace stays four heartbeats, as 40 s is to 10 s).
+ * 1,000 nodes the lighter settings the issue allows: at 5,000 nodes beating every 10 s (500
+ * messages a second) the scheduler counted every node NotReady on two cores. The grace
+ * stays four heartbeats, as 40 s is to 10 s.
  */
 function heartbeatFor(nodes: number): { seconds: number; graceSeconds: number } {
   const seconds = nodes > 1000 ? 40 : 10;
   return { seconds, graceSeconds: seconds * 4 };
 }
 
+/** Writes everything `p` printed to a file in the temporary directory, for reading after a failure; returns its path. */
+async function keepLog(p: ManagedProcess): Promise<string> {
+  const file = join(tmpdir(), `${uniqueName(p.name.replace(/\W+/g, '-'))}.log`);
+  await writeFile(file, p.output.join('\n') + '\n');
+  return file;
+}
+
+/** One cluster with `nodes` hollow nodes; `run` gets it once every node is Ready. */
 async function withHollowCluster<T>(
   nodes: number,
   env: Record<string, string>,
@@ -360,8 +365,7 @@ async function withHollowCluster<T>(
     await sleep(10_000);
     const kept = await Promise.all(
       planes.map(async (p, i) => {
-        const file = join(tmpdir(), `${uniqueName(p.name.replace(/\W+/g, '-'))}.log`);
-        await writeFile(file, p.output.join('\n') + '\n');
+        const file = await keepLog(p);
         const busy = ((cpuSeconds(p.child.pid ?? 0) - (cpuBefore[i] ?? 0)) / 10) * 100;
         return `${p.name}: ${file} (${fmt(cpuBefore[i] ?? 0, 1)} s of CPU; ${fmt(busy, 0)} % of a core over the last 10 s)`;
       }),
