@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { NodeObject, PodSpec, Taint } from '#contracts';
+import type { NodeObject, PodSpec, Taint, Toleration } from '#contracts';
 import type { PodRecord } from './pod-projection.js';
 import {
   balancedAllocationScore,
@@ -11,6 +11,8 @@ import {
   podNonZeroRequests,
   podRequests,
   feasibleNodesToFind,
+  filterReasons,
+  fitKey,
   schedule,
   scoreNodes,
   searchNodes,
@@ -576,5 +578,55 @@ describe('searchNodes: a sample of the nodes, as percentageOfNodesToScore', () =
 
     assert.deepEqual(searchNodes(pod(), busy), { node: 'node-0999', nextStart: 0 });
     assert.deepEqual(schedule(pod(), busy), { node: 'node-0999' });
+  });
+});
+
+describe('fitKey', () => {
+  const specs = fc.record({
+    requests: fc.record({ cpu: fc.constantFrom('100m', '1', '5'), memory: fc.constantFrom('64Mi', '8Gi') }, { requiredKeys: [] }),
+    image: fc.constantFrom('jetlet/busybox:1.35', 'jetlet/pause:3.9'),
+    nodeName: fc.option(fc.constantFrom('node-a', 'node-b'), { nil: undefined }),
+    nodeSelector: fc.option(fc.constant({ disk: 'ssd' }), { nil: undefined }),
+    tolerations: fc.option(fc.constant<Toleration[]>([{ key: 'dedicated', operator: 'Exists' }]), { nil: undefined }),
+    hostPort: fc.option(fc.constantFrom(80, 443), { nil: undefined }),
+  });
+  const specOf = (s: typeof specs extends fc.Arbitrary<infer T> ? T : never): PodSpec => ({
+    containers: [
+      {
+        name: 'main',
+        image: s.image,
+        resources: { requests: s.requests },
+        ...(s.hostPort === undefined ? {} : { ports: [{ containerPort: 8080, hostPort: s.hostPort }] }),
+      },
+    ],
+    ...(s.nodeName === undefined ? {} : { nodeName: s.nodeName }),
+    ...(s.nodeSelector === undefined ? {} : { nodeSelector: s.nodeSelector }),
+    ...(s.tolerations === undefined ? {} : { tolerations: s.tolerations }),
+  });
+  const nodes = [
+    candidate('node-a'),
+    candidate('node-b', { labels: { disk: 'ssd' }, taints: [DEDICATED] }),
+    candidate('node-c', { ready: false, usedPorts: ['TCP/80'] }),
+    candidate('node-d', { requested: { milliCPU: 3900, memory: 7 * GI }, pods: 109 }),
+    candidate('node-e', { unschedulable: true }),
+  ];
+
+  it('is the same for two pods only when every node takes or rejects both for the same reasons', () => {
+    fc.assert(
+      fc.property(specs, specs, (a, b) => {
+        const [x, y] = [specOf(a), specOf(b)];
+        if (fitKey(x) !== fitKey(y)) return;
+        for (const node of nodes) assert.deepEqual(filterReasons(x, node), filterReasons(y, node), node.name);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('leaves out what no filter reads, such as the image', () => {
+    assert.equal(
+      fitKey(pod({ cpu: '1' })),
+      fitKey({ ...pod({ cpu: '1' }), containers: [{ name: 'other', image: 'jetlet/pause:3.9', resources: { requests: { cpu: '1' } } }] }),
+    );
+    assert.notEqual(fitKey(pod({ cpu: '1' })), fitKey(pod({ cpu: '2' })));
   });
 });

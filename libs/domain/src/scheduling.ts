@@ -79,6 +79,8 @@ interface PodFacts {
   /** The ephemeral-storage request in bytes. */
   ephemeralStorage: number;
   hostPorts: string[];
+  /** What the filters read of the spec, as one string (see `fitKey`); made when first asked for. */
+  fitKey?: string;
 }
 
 const factsOf = new WeakMap<PodSpec, PodFacts>();
@@ -98,6 +100,25 @@ function podFacts(spec: PodSpec): PodFacts {
     factsOf.set(spec, facts);
   }
   return facts;
+}
+
+/**
+ * Everything kube-scheduler's filters read of a pod (node name, node selector, tolerations,
+ * host ports, requests), as one string: two pods with the same key are rejected by the same
+ * nodes for the same reasons. A pass that found no node for one such pod need not search
+ * again for the next while no binding has changed the nodes.
+ */
+export function fitKey(spec: PodSpec): string {
+  const facts = podFacts(spec);
+  facts.fitKey ??= JSON.stringify([
+    spec.nodeName ?? null,
+    spec.nodeSelector ?? null,
+    spec.tolerations ?? null,
+    facts.hostPorts,
+    facts.requests,
+    facts.ephemeralStorage,
+  ]);
+  return facts.fitKey;
 }
 
 /** What the pod requests: the sum over its containers, init containers counted as Kubernetes counts them. */

@@ -9,10 +9,12 @@ import { SchedulerCache } from '../cache/scheduler-cache.service.js';
 import { NodeLifecycleService } from '../node-lifecycle/node-lifecycle.service.js';
 import { SchedulerConfig } from '../scheduler.config.js';
 import { schedulerMetrics } from '../metrics/scheduler.metrics.js';
-import { SchedulingService } from './scheduling.service.js';
+import { PASS_SLICE, SchedulingService } from './scheduling.service.js';
 
 const T0 = Date.parse('2024-05-01T10:00:00.000Z');
 const UID = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
+/** The i-th of many pods' uids. */
+const uidOf = (i: number): string => `6f1c2b1e-3b9a-4c1d-9f2e-${i.toString(16).padStart(12, '0')}`;
 
 describe('SchedulingService', () => {
   let bus: RecordingBus;
@@ -112,5 +114,47 @@ describe('SchedulingService', () => {
         ['NodeReady', new Date(T0 + 50_000).toISOString()],
       ],
     );
+  });
+
+  it('records each pod that fits no node with the message of the nodes as they are after the bindings before it', async () => {
+    const big = { containers: [{ name: 'app', image: 'busybox:1.36', resources: { requests: { cpu: '5', memory: '1Gi' } } }] };
+    const all = { containers: [{ name: 'app', image: 'busybox:1.36', resources: { requests: { memory: '8Gi' } } }] };
+    facts.nodeRegistered('node-1', T0);
+    facts.podCreated('a-big', uidOf(0), T0, big);
+    facts.podCreated('b-all-memory', uidOf(1), T0, all);
+    facts.podCreated('c-big', uidOf(2), T0, big);
+    facts.podCreated('d-big', uidOf(3), T0, big);
+    facts.podCreated('e-elsewhere', uidOf(4), T0, { nodeSelector: { disk: 'ssd' } });
+
+    await sut.onApplicationBootstrap();
+    await sut.idle();
+
+    assert.deepEqual(
+      bus.of('PodScheduled').map((p) => p.data.nodeName),
+      ['node-1'],
+    );
+    assert.deepEqual(
+      bus.of('PodUnschedulable').map((p) => [p.subject, p.data.message]),
+      [
+        [SUBJECTS.pod('default', 'a-big'), '0/1 nodes are available: 1 Insufficient cpu.'],
+        [SUBJECTS.pod('default', 'c-big'), '0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.'],
+        [SUBJECTS.pod('default', 'd-big'), '0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.'],
+        [SUBJECTS.pod('default', 'e-elsewhere'), "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."],
+      ],
+    );
+  });
+
+  it('gives the event loop turns during a pass over many pods', async () => {
+    const pods = PASS_SLICE.pods * 3;
+    for (const node of ['node-1', 'node-2', 'node-3']) facts.nodeRegistered(node, T0);
+    for (let i = 0; i < pods; i++) facts.podCreated(`web-${i}`, uidOf(i), T0);
+    let boundAtFirstTurn: number | undefined;
+    setImmediate(() => (boundAtFirstTurn = bus.of('PodScheduled').length));
+
+    await sut.onApplicationBootstrap();
+    await sut.idle();
+
+    assert.equal(bus.of('PodScheduled').length, pods);
+    assert.ok(boundAtFirstTurn !== undefined && boundAtFirstTurn < pods, `the loop had its first turn after ${boundAtFirstTurn} of ${pods} bindings`);
   });
 });

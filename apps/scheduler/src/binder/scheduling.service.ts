@@ -1,7 +1,8 @@
+import { setImmediate as turnOfTheLoop } from 'node:timers/promises';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, JetStreamServer, SequenceConflictError, type Bus } from '#bus';
 import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
-import { buildCandidates, isNodeReady, searchNodes, withPod, type NodeCandidate, type PodRecord } from '#domain';
+import { buildCandidates, fitKey, isNodeReady, searchNodes, withPod, type NodeCandidate, type Placement, type PodRecord } from '#domain';
 import { podRef } from '#observability';
 import { CLOCK, CoalescingQueue, type Clock } from '#workqueue';
 import { AssignmentsService } from '../assignments/assignments.service.js';
@@ -29,6 +30,15 @@ export function asksForPass(envelope: AnyEnvelope, wasReady: (node: string) => b
   if (envelope.type === 'NodeHeartbeat') return !wasReady(envelope.data.nodeName);
   return true;
 }
+
+/**
+ * A pass gives the event loop a turn after this many pods, or this many milliseconds, whichever
+ * comes first. Its searches are synchronous: without a turn, at 5,000 nodes and 3,000 pods
+ * that fit none, one pass held the loop for seconds, so heartbeats were read late (and the
+ * nodes counted NotReady, which asked for another pass), writes timed out and `/metrics`
+ * went unanswered.
+ */
+export const PASS_SLICE = { pods: 64, ms: 10 } as const;
 
 /**
  * Binds pods to nodes and turns bindings and deletions into node work. Level-triggered:
@@ -116,11 +126,19 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     // on its node at once), their writes in flight together up to the window's bound.
     const binds = new BindWindow(this.config.BINDS_IN_FLIGHT);
     const failed = (pod: PodRecord) => (error: unknown) => this.logger.error(`${podRef(pod)}: ${(error as Error).message}`);
+    const unfit = new Map<string, string>();
+    let sliceStart = performance.now();
+    let sliced = 0;
     for (const pod of this.cache.pods.list()) {
+      if (++sliced >= PASS_SLICE.pods || performance.now() - sliceStart >= PASS_SLICE.ms) {
+        await turnOfTheLoop();
+        sliceStart = performance.now();
+        sliced = 0;
+      }
       // A mirror's static pod runs from its node's own files: no scheduling, no node work.
       if (pod.mirror) continue;
       try {
-        if (!pod.nodeName && !pod.deletion) await this.schedule(pod, candidates, binds);
+        if (!pod.nodeName && !pod.deletion) await this.schedule(pod, candidates, binds, unfit);
         else if (pod.nodeName) {
           const node = pod.nodeName;
           const work = this.assignments.due(pod);
@@ -164,15 +182,24 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
    * Picks the best node for the pod and counts it there for the rest of the pass at once, then
    * sends the binding through the window: `PodScheduled` with the subject's expected sequence
    * (so two schedulers never both bind it), and only once that is stored, `PodAssigned`.
-   * A pod that fits nowhere gets the reason recorded.
+   * A pod that fits nowhere gets the reason recorded. `unfit` holds, for this pass, the message
+   * of each fit key (see `fitKey`) that fit no node since the last binding: a pod with such a
+   * key gets it without a search, which would reject every node again for the same reasons.
    */
-  private async schedule(pod: PodRecord, candidates: NodeCandidate[], binds: BindWindow): Promise<void> {
+  private async schedule(pod: PodRecord, candidates: NodeCandidate[], binds: BindWindow, unfit: Map<string, string>): Promise<void> {
     const attempt = startAttempt();
     const stopFilter = phaseTimer('filter_score');
-    const placement = searchNodes(pod.manifest.spec, candidates, { start: this.nextStart, percentageOfNodesToScore: this.config.PERCENTAGE_OF_NODES_TO_SCORE });
+    const key = fitKey(pod.manifest.spec);
+    const known = unfit.get(key);
+    // A search that finds no node looks at every node, so it ends where it started.
+    const placement: Placement & { nextStart: number } =
+      known === undefined
+        ? searchNodes(pod.manifest.spec, candidates, { start: this.nextStart, percentageOfNodesToScore: this.config.PERCENTAGE_OF_NODES_TO_SCORE })
+        : { message: known, nextStart: this.nextStart };
     stopFilter();
     this.nextStart = placement.nextStart;
     if (placement.node === undefined) {
+      unfit.set(key, placement.message);
       attempt('unschedulable');
       // With no node at all the pod's view already says "no nodes available to schedule pods", as Kubernetes does.
       if (candidates.length > 0)
@@ -187,6 +214,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     // counted a little full until the next pass rebuilds the candidates from the log.
     const chosen = candidates.findIndex((c) => c.name === node);
     if (chosen !== -1) candidates[chosen] = withPod(candidates[chosen], pod.manifest.spec);
+    // A fuller node rejects no fewer pods, but the messages' counts change.
+    unfit.clear();
     await binds.run(
       async () => attempt((await this.bind(pod, node)) ? 'scheduled' : 'error'),
       (error) => {
