@@ -535,17 +535,20 @@ async function growth(main: Throughput | undefined): Promise<void> {
     }
   }
   runs.sort((a, b) => a.nodes - b.nodes);
+  // A size that failed keeps its column, so the table says which sizes were tried.
+  const sizes = [...runs.map((r) => ({ nodes: r.nodes, run: r })), ...failed.map((nodes) => ({ nodes, run: undefined }))];
+  const row = (label: string, cell: (r: Throughput) => string): string[] => [label, ...sizes.map(({ run }) => (run ? cell(run) : 'failed'))];
   printTable(
-    `how cost grows with the nodes (each size its own cluster in this run; pods created: ${runs.map((r) => `${r.created} at ${r.nodes}`).join(', ')}; heartbeats every ${runs.map((r) => `${heartbeatFor(r.nodes).seconds} s at ${r.nodes}`).join(', ')})`,
-    runs.map((r) => `${r.nodes} nodes`),
+    `how cost grows with the nodes (each size its own cluster in this run; pods created: ${runs.map((r) => `${r.created} at ${r.nodes}`).join(', ') || 'none'}; heartbeats every ${sizes.map(({ nodes }) => `${heartbeatFor(nodes).seconds} s at ${nodes}`).join(', ')})`,
+    sizes.map(({ nodes }) => `${nodes} nodes`),
     [
-      ['pods bound per second', ...runs.map((r) => fmt(r.boundPerSecond, 0))],
-      ['API pods created per second', ...runs.map((r) => fmt(r.createdPerSecond, 0))],
-      ['API one create, p99 ms', ...runs.map((r) => fmt(r.createP99Ms, 0))],
-      ['scheduler CPU (% of one core)', ...runs.map((r) => fmt(r.schedulerCpuPercent, 0))],
-      ['scheduler resident memory (MiB)', ...runs.map((r) => fmt(r.schedulerRssMiB, 0))],
-      ['filter/score, CPU ms per pod bound', ...runs.map((r) => fmt((r.filterScoreSeconds * 1000) / r.bound, 3))],
-      ['JetStream messages appended per second', ...runs.map((r) => fmt(r.messagesPerSecond, 0))],
+      row('pods bound per second', (r) => fmt(r.boundPerSecond, 0)),
+      row('API pods created per second', (r) => fmt(r.createdPerSecond, 0)),
+      row('API one create, p99 ms', (r) => fmt(r.createP99Ms, 0)),
+      row('scheduler CPU (% of one core)', (r) => fmt(r.schedulerCpuPercent, 0)),
+      row('scheduler resident memory (MiB)', (r) => fmt(r.schedulerRssMiB, 0)),
+      row('filter/score, CPU ms per pod bound', (r) => fmt((r.filterScoreSeconds * 1000) / r.bound, 3)),
+      row('JetStream messages appended per second', (r) => fmt(r.messagesPerSecond, 0)),
     ],
   );
   // The sizes that ran are printed first; a size that failed still fails the bench.
