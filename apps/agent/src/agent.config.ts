@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from '#contracts/class-validator';
 import { BusConfig, DNS1123_SUBDOMAIN } from '#contracts';
 import { DEFAULT_EVICTION_HARD, EVICTION_GRACE_FORMAT, EVICTION_THRESHOLDS_FORMAT } from '#domain/eviction';
@@ -71,6 +71,15 @@ export class AgentConfig extends BusConfig {
   @IsInt()
   @Min(1)
   MAX_PODS: number = 110;
+
+  /**
+   * Container starts (a sandbox's run, a container's create and start) given to the engine at
+   * once, oldest pod first; 0: no bound. Past about two per core Docker starts no more a
+   * second, each start just waits longer (the kubelet's nearest is --serialize-image-pulls).
+   */
+  @IsInt()
+  @Min(0)
+  MAX_PARALLEL_CONTAINER_STARTS: number = 2 * availableParallelism();
 
   /** Extra node labels, `k=v,k2=v2` (the kubelet's --node-labels). */
   @Matches(NODE_LABELS_FORMAT, { message: 'NODE_LABELS must look like key=value,key2=value2' })

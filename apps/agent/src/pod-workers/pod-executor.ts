@@ -12,7 +12,7 @@ import { cpuMillis, memoryBytes } from '#domain/quantity';
 import { MINIMUM_GRACE_SECONDS, startKey, type Action, type DesiredPod, type PodRef } from '#domain/reconcile';
 import { containerSecurity, podSysctls, verifyRunAsNonRoot, type ContainerSecurity } from '#domain/security-context';
 import { podRef } from '#observability';
-import { LABELS, type ContainerRuntime, type PullProgressSnapshot, type RuntimeContainer } from '#runtime';
+import { LABELS, type ContainerConfig, type ContainerRuntime, type PullProgressSnapshot, type RuntimeContainer, type SandboxConfig } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { EventRecorder } from '../events/event-recorder.service.js';
@@ -21,6 +21,7 @@ import { HandlerRunner } from '../lifecycle/handler-runner.js';
 import { NodeService } from '../node/node.service.js';
 import { TerminationMessages } from '../lifecycle/termination-messages.js';
 import { VolumeManager, type HostMount } from '../volumemanager/volume-manager.service.js';
+import { StartQueue } from './start-queue.js';
 
 type Waker = (atMs: number) => void;
 
@@ -50,6 +51,8 @@ export class PodExecutor {
   private readonly pullBackoff: BackoffBook;
   /** Back-off after a failed create or start (by startKey); the planner reads it, so no pass retries early. */
   readonly startBackoff: BackoffBook;
+  /** The engine's starts, a few at a time, oldest pod first (a fake engine has nothing to queue for). */
+  private readonly starts: StartQueue;
   private wake: Waker = () => undefined;
 
   constructor(
@@ -64,6 +67,7 @@ export class PodExecutor {
   ) {
     this.pullBackoff = new BackoffBook({ baseMs: config.BACKOFF_BASE_SECONDS * 1000, capMs: config.BACKOFF_CAP_SECONDS * 1000 });
     this.startBackoff = new BackoffBook(this.pullBackoff.policy);
+    this.starts = new StartQueue(config.RUNTIME === 'fake' ? 0 : config.MAX_PARALLEL_CONTAINER_STARTS);
   }
 
   /** Where to ask for a pass when a back-off the executor keeps runs out. */
@@ -153,6 +157,7 @@ export class PodExecutor {
     this.waiting.delete(pod.uid);
     this.pullBackoff.forget(`${pod.uid}/`);
     this.startBackoff.forget(`${pod.uid}/`);
+    this.starts.forget(pod.uid);
   }
 
   private podLabels(pod: DesiredPod): Record<string, string> {
@@ -190,25 +195,28 @@ export class PodExecutor {
     const sandboxId = new Promise<string>((resolve) => (created = resolve));
     let started: () => void = () => undefined;
     const startedSignal = new Promise<void>((resolve) => (started = resolve));
-    const running = this.runtime.runPodSandbox(
-      {
-        name,
-        image,
-        hostname: pod.name.slice(0, 63),
-        labels: { ...this.podLabels(pod), [LABELS.kind]: 'sandbox', [LABELS.restartCount]: String(attempt) },
-        sysctls: podSysctls(pod.manifest).sandbox,
-        portMappings: podContainers(pod.manifest.spec).flatMap((c) =>
-          (c.ports ?? [])
-            .filter((p) => p.hostPort !== undefined)
-            .map((p) => ({
-              containerPort: p.containerPort,
-              hostPort: p.hostPort ?? p.containerPort,
-              protocol: (p.protocol ?? 'TCP').toLowerCase() as 'tcp' | 'udp' | 'sctp',
-            })),
-        ),
-      },
-      (id) => created(id),
-      () => started(),
+    const sandbox: SandboxConfig = {
+      name,
+      image,
+      hostname: pod.name.slice(0, 63),
+      labels: { ...this.podLabels(pod), [LABELS.kind]: 'sandbox', [LABELS.restartCount]: String(attempt) },
+      sysctls: podSysctls(pod.manifest).sandbox,
+      portMappings: podContainers(pod.manifest.spec).flatMap((c) =>
+        (c.ports ?? [])
+          .filter((p) => p.hostPort !== undefined)
+          .map((p) => ({
+            containerPort: p.containerPort,
+            hostPort: p.hostPort ?? p.containerPort,
+            protocol: (p.protocol ?? 'TCP').toLowerCase() as 'tcp' | 'udp' | 'sctp',
+          })),
+      ),
+    };
+    const running = this.starts.run(pod.uid, () =>
+      this.runtime.runPodSandbox(
+        sandbox,
+        (id) => created(id),
+        () => started(),
+      ),
     );
     // Either the id as soon as the sandbox is created, or its failure (told below, so not here too).
     const id = Promise.race([sandboxId, running.then((sandbox) => sandbox.id)]);
@@ -434,7 +442,7 @@ export class PodExecutor {
     }
     try {
       const terminationMessage = await this.messages.prepare(pod, container, attempt);
-      id = await this.runtime.createContainer(sandboxId, {
+      const create: ContainerConfig = {
         mounts: [terminationMessage, ...volumeMounts],
         name: containerName(pod, container.name, attempt),
         image: container.image,
@@ -456,7 +464,8 @@ export class PodExecutor {
         ...(limits.memory !== undefined ? { memoryLimitBytes: memoryBytes(limits.memory) } : {}),
         ...(limits.cpu !== undefined ? { nanoCpus: cpuMillis(limits.cpu) * 1e6 } : {}),
         ...(requests.cpu !== undefined ? { cpuShares: Math.max(2, Math.floor((cpuMillis(requests.cpu) * 1024) / 1000)) } : {}),
-      });
+      };
+      id = await this.starts.run(pod.uid, () => this.runtime.createContainer(sandboxId, create));
     } catch (error) {
       this.setWaiting(pod, container.name, 'CreateContainerError', (error as Error).message);
       this.events.warning(pod, 'Failed', `Error: ${(error as Error).message}`, container.name);
@@ -474,7 +483,7 @@ export class PodExecutor {
       }
     }
     try {
-      await this.runtime.startContainer(id);
+      await this.starts.run(pod.uid, () => this.runtime.startContainer(id));
       this.startBackoff.reset(backoffKey);
       this.waiting.get(pod.uid)?.delete(container.name);
       this.events.normal(pod, 'Started', `Started container ${container.name}`, container.name);
