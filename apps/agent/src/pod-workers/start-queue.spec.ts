@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { setImmediate as turn } from 'node:timers/promises';
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import { StartQueue } from './start-queue.js';
 
 /** A start the test finishes by hand; `began` tells whether the queue has let it run. */
@@ -75,6 +75,29 @@ describe('StartQueue', () => {
     assert.ok(starts.every((s) => s.began()));
     for (const s of starts) s.finish();
     await Promise.all(results);
+  });
+
+  it('fails a start that outlasts the timeout and gives its slot to the next', async () => {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    try {
+      const queue = new StartQueue(1, 120_000);
+      const hung = queue.run('a', () => new Promise<never>(() => undefined));
+      const log: string[] = [];
+      const next = start(log, 'b');
+      const waiting = queue.run('b', next.run);
+      await turn();
+      mock.timers.tick(119_999);
+      await turn();
+      assert.deepEqual(log, []);
+      mock.timers.tick(1);
+      await assert.rejects(hung, { name: 'TimeoutError' });
+      await turn();
+      assert.deepEqual(log, ['b']);
+      next.finish();
+      assert.equal(await waiting, 'b');
+    } finally {
+      mock.timers.reset();
+    }
   });
 
   it('passes a failed start on to its caller and frees its slot', async () => {

@@ -1,5 +1,8 @@
 import PQueue from 'p-queue';
 
+/** The kubelet's --runtime-request-timeout default. */
+const RUNTIME_REQUEST_TIMEOUT_MS = 120_000;
+
 /**
  * Bounds how many container starts (a sandbox's run, a container's create and start) the
  * engine is given at once, and hands the next free slot to the pod the node saw first.
@@ -11,6 +14,8 @@ import PQueue from 'p-queue';
  * and pods come up one after another.
  *
  * Kills and removals never wait here: they free the engine and keep a grace period's timing.
+ * A start that takes longer than `timeoutMs` (the kubelet's runtime request timeout) gives
+ * its slot up and fails; the call goes on in the engine, and the next try adopts what it made.
  */
 export class StartQueue {
   private queue?: PQueue;
@@ -19,7 +24,10 @@ export class StartQueue {
   private asked = 0;
 
   /** `limit` starts at once; 0 lets every start through as it comes. */
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly timeoutMs = RUNTIME_REQUEST_TIMEOUT_MS,
+  ) {}
 
   /**
    * Runs `start` for pod `uid` once a slot is free. A start must not wait inside for another
@@ -34,7 +42,7 @@ export class StartQueue {
       this.order.set(uid, seq);
     }
     // Made on first use: a node that starts nothing (or a hollow one) carries no queue.
-    this.queue ??= new PQueue({ concurrency: this.limit });
+    this.queue ??= new PQueue({ concurrency: this.limit, timeout: this.timeoutMs });
     return this.queue.add(start, { priority: -seq });
   }
 
