@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { Agent as HttpAgent, get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Pod } from '#contracts';
 import { Cluster } from '../harness/cluster.js';
@@ -104,19 +103,6 @@ describe('the API for readers', () => {
 
   after(async () => {
     await sut?.stop();
-  });
-
-  it('keeps an idle connection open 90 s, as kube-apiserver, and says so', async () => {
-    const { port } = new URL(sut.apiUrl);
-    const headers = await new Promise<IncomingHttpHeaders>((resolve, reject) => {
-      const req = httpGet({ host: '127.0.0.1', port, path: '/api/v1/namespaces', agent: new HttpAgent({ keepAlive: true }) }, (res) => {
-        res.resume();
-        resolve(res.headers);
-      });
-      req.once('error', reject);
-    });
-    assert.equal(headers.connection, 'keep-alive');
-    assert.equal(headers['keep-alive'], 'timeout=90');
   });
 
   it('lists only the pods a label selector chooses, equality- and set-based', async () => {

@@ -10,13 +10,6 @@ import { requestMetrics } from './metrics/request-metrics.js';
 import { isJsonBody } from './validation/json-body.js';
 import { routeUpgrades } from './streaming/upgrade.js';
 
-/**
- * How long an idle connection stays open: kube-apiserver's 90 s, as long as Go's clients keep
- * one. Node's 5 s races a client that reuses a connection as the server closes it: on a loaded
- * machine the client's own timer runs late, and its next request meets a reset.
- */
-const IDLE_TIMEOUT_MS = 90_000;
-
 async function bootstrap(): Promise<void> {
   const logger = createLogger('api');
   // The module reads and validates configuration on import: a bad variable fails here, listed.
@@ -48,7 +41,6 @@ async function bootstrap(): Promise<void> {
   const auth = app.get(AuthMiddleware);
   app.use(auth.handle);
   auth.guardUpgrades(app.getHttpServer());
-  app.getHttpServer().keepAliveTimeout = IDLE_TIMEOUT_MS;
   // kubectl sends application/json; a manifest is small, so 3 MiB (etcd's object limit) is plenty.
   app.useBodyParser('json', { limit: '3mb', type: isJsonBody });
   // kubectl's typed client (create namespace) posts Kubernetes protobuf; the namespaces route reads it.
@@ -67,7 +59,6 @@ async function bootstrap(): Promise<void> {
   logger.log(`API serving on ${await app.getUrl()}`, 'Bootstrap');
   if (httpsOptions && config.API_HTTP_PORT !== undefined) {
     const plain: Server = createServer(app.getHttpAdapter().getInstance());
-    plain.keepAliveTimeout = IDLE_TIMEOUT_MS;
     auth.guardUpgrades(plain);
     routeUpgrades(plain, app.getHttpAdapter().getInstance());
     app.getHttpServer().once('close', () => {
