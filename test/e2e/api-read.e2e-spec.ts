@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { Agent as HttpAgent, get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Pod } from '#contracts';
 import { Cluster } from '../harness/cluster.js';
@@ -103,6 +104,21 @@ describe('the API for readers', () => {
 
   after(async () => {
     await sut?.stop();
+  });
+
+  it('keeps an idle connection open 90 s, as kube-apiserver, and says so', async () => {
+    const { port } = new URL(sut.apiUrl);
+    const agent = new HttpAgent({ keepAlive: true });
+    const headers = await new Promise<IncomingHttpHeaders>((resolve, reject) => {
+      const req = httpGet({ host: '127.0.0.1', port, path: '/api/v1/namespaces', agent }, (res) => {
+        res.resume();
+        resolve(res.headers);
+      });
+      req.once('error', reject);
+    });
+    agent.destroy();
+    assert.equal(headers.connection, 'keep-alive');
+    assert.equal(headers['keep-alive'], 'timeout=90');
   });
 
   it('lists only the pods a label selector chooses, equality- and set-based', async () => {

@@ -9,6 +9,7 @@ import { createLogger } from '#observability';
 import { requestMetrics } from './metrics/request-metrics.js';
 import { isJsonBody } from './validation/json-body.js';
 import { routeUpgrades } from './streaming/upgrade.js';
+import { keepIdleConnections } from './http/keep-alive.js';
 
 async function bootstrap(): Promise<void> {
   const logger = createLogger('api');
@@ -41,6 +42,7 @@ async function bootstrap(): Promise<void> {
   const auth = app.get(AuthMiddleware);
   app.use(auth.handle);
   auth.guardUpgrades(app.getHttpServer());
+  keepIdleConnections(app.getHttpServer());
   // kubectl sends application/json; a manifest is small, so 3 MiB (etcd's object limit) is plenty.
   app.useBodyParser('json', { limit: '3mb', type: isJsonBody });
   // kubectl's typed client (create namespace) posts Kubernetes protobuf; the namespaces route reads it.
@@ -59,6 +61,7 @@ async function bootstrap(): Promise<void> {
   logger.log(`API serving on ${await app.getUrl()}`, 'Bootstrap');
   if (httpsOptions && config.API_HTTP_PORT !== undefined) {
     const plain: Server = createServer(app.getHttpAdapter().getInstance());
+    keepIdleConnections(plain);
     auth.guardUpgrades(plain);
     routeUpgrades(plain, app.getHttpAdapter().getInstance());
     app.getHttpServer().once('close', () => {
