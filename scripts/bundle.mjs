@@ -1,5 +1,6 @@
-// The agent as one file, `dist/bundle/agent.mjs`, built from the compiled
-// `dist/apps/agent/src/main.js` after `tsc` (npm run build runs both).
+// The agent as it ships, built from the compiled `dist/apps/agent/src` after `tsc` (npm run
+// build runs both): its code as one CommonJS file, `dist/bundle/agent-code.cjs`, and the file
+// that runs it, `dist/bundle/agent.mjs` (apps/agent/src/launch), from V8's code cache.
 //
 // Node.js 20 resolves, reads and compiles each module file on its own, and the agent with its
 // libraries is about 1,400 files: loading them was most of an agent's time from spawn to its
@@ -8,7 +9,12 @@
 // what the agent never uses, named below with the reason. A use of a left-out package fails
 // with an error that says so. Function names are kept for stack traces;
 // `node --enable-source-maps dist/bundle/agent.mjs` maps them back to the compiled files.
-import { readFile } from 'node:fs/promises';
+//
+// CommonJS rather than an ES module, because Node.js 20 can compile only a script from a code
+// cache: the launcher keeps the agent's compiled code once it has started, and the next start
+// reads it instead of parsing and compiling the file again. A CommonJS file also holds less
+// memory than the same code as an ES module.
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -92,16 +98,18 @@ function formatterOnDemand(locales, options) {
   },
 };
 
+/** What the bundles share: Node.js 20, the compiled JavaScript as tsc emitted it, decorator metadata included (not the TypeScript sources that tsconfig.json's paths point at). */
+const common = { bundle: true, platform: 'node', target: 'node20', tsconfigRaw: {}, logLevel: 'warning' };
+
+const codeFile = join(root, 'dist/bundle/agent-code.cjs');
+// The code caches of the build before: none could be used with this one (apps/agent/src/launch/code-cache.ts).
+for (const name of await readdir(dirname(codeFile)).catch(() => [])) if (name.endsWith('.cache')) await rm(join(dirname(codeFile), name), { force: true });
+
 await build({
-  entryPoints: [join(root, 'dist/apps/agent/src/main.js')],
-  outfile: join(root, 'dist/bundle/agent.mjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  // The compiled JavaScript as tsc emitted it, decorator metadata included, not the TypeScript
-  // sources that tsconfig.json's paths point at.
-  tsconfigRaw: {},
+  ...common,
+  entryPoints: [join(root, 'dist/apps/agent/src/bootstrap.js')],
+  outfile: codeFile,
+  format: 'cjs',
   external,
   plugins: [leaveOut, formattersOnDemand],
   minifyWhitespace: true,
@@ -109,7 +117,24 @@ await build({
   keepNames: true,
   legalComments: 'linked',
   sourcemap: 'linked',
-  // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-  logLevel: 'warning',
+  // Modules that find their packages with createRequire(import.meta.url) get this file's URL.
+  define: { 'import.meta.url': '__agentCodeUrl' },
+  banner: { js: "const __agentCodeUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
+
+// esbuild writes ASCII but for regular expressions (nats.js parses `µs`): escaped here, the
+// file is ASCII whole, and the launcher reads it as Latin-1 (see apps/agent/src/launch). A
+// `\uXXXX` means the same code unit in a string, a template, an identifier or a pattern.
+const code = await readFile(codeFile, 'utf8');
+if (/\\[^\0-\x7f]/.test(code)) throw new Error(`${codeFile}: a backslash before a non-ASCII character; escaping it would change its meaning`);
+await writeFile(
+  codeFile,
+  code.replace(/[^\0-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+);
+
+await build({
+  ...common,
+  entryPoints: [join(root, 'dist/apps/agent/src/launch/launch.js')],
+  outfile: join(root, 'dist/bundle/agent.mjs'),
+  format: 'esm',
 });

@@ -51,7 +51,12 @@ async function bootstrap(): Promise<void> {
   logger.log(`agent for node ${config.NODE_NAME} serving on ${await app.getUrl()}`, 'Bootstrap');
 }
 
-bootstrap().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+/** Starts the agent: resolves once it serves, or ends the process when it cannot start. */
+export async function runAgent(): Promise<void> {
+  try {
+    await bootstrap();
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  }
+}

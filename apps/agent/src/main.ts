@@ -4,4 +4,5 @@ import { setFlagsFromString } from 'node:v8';
 // idle most of the time, and a node gives its memory to pods; loading the agent's modules
 // takes about a third less resident memory this way (the idle-reconcile bench shows both).
 setFlagsFromString('--optimize-for-size');
-await import('./bootstrap.js');
+const { runAgent } = await import('./bootstrap.js');
+await runAgent();
