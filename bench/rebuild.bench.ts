@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { readdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { Bus } from '#bus';
 import { MESSAGES, parseEnvelope, STREAMS, SUBJECTS, token, type Envelope, type PodManifest } from '#contracts';
 import { AGENT_BUNDLE, AGENT_MODULES, uniqueName } from '../test/harness/cluster.js';
-import { NatsServer, sleep } from '../test/harness/processes.js';
+import { NatsServer, sleep, waitFor } from '../test/harness/processes.js';
 import { fmt, lineTime, printTable, removeNodeContainers, spawnAgent, summary } from './bench-util.js';
 
 const OTHER_NODES = 1000;
@@ -104,6 +105,30 @@ async function agentOnce(docker: Docker, natsUrl: string, node: string, pods: nu
   }
 }
 
+/** The code caches the agent's launcher keeps beside its code (apps/agent/src/launch/code-cache.ts). */
+function codeCaches(): string[] {
+  const dir = dirname(AGENT_BUNDLE);
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.cache'))
+    .map((name) => join(dir, name));
+}
+
+/** As after a build: the next start compiles the agent's code and keeps its cache once it serves. */
+function dropCodeCaches(): void {
+  for (const file of codeCaches()) rmSync(file, { force: true });
+}
+
+/** Starts the agent until it has kept its code cache, as any start after a build does; the later starts read it. */
+async function keepCodeCache(natsUrl: string, node: string): Promise<void> {
+  if (codeCaches().length > 0) return;
+  const agent = await spawnAgent(natsUrl, node, { HEARTBEAT_SECONDS: '10', RESYNC_SECONDS: '10' });
+  try {
+    await waitFor('the agent to keep its code cache', () => codeCaches().length > 0, 60_000);
+  } finally {
+    await agent.process.stop('SIGKILL');
+  }
+}
+
 /** Floors under an agent's spawn → rebuilt: a Node.js process that does nothing, and one that loads the agent's modules (set as its entry point sets V8) and exits. */
 async function processOnce(loadAgent: boolean): Promise<number> {
   const agentModule = JSON.stringify(join(process.cwd(), 'dist/apps/agent/src/agent.module.js'));
@@ -139,15 +164,24 @@ async function main(): Promise<void> {
     }
     const replay: { ms: number; count: number }[] = [];
     for (let i = 0; i < REPLAY_REPS; i++) replay.push(await replayOnce(bus));
-    // The agent as it ships (one file) and its baseline (its modules loaded file by file), in turns.
+    // The agent as it ships (one file, its code cache kept by an earlier start), its first start
+    // after a build (no code cache yet) and its baseline (its modules loaded file by file), in turns.
     const agentEmpty: { ms: number; count: number }[] = [];
     const agentNode: { ms: number; count: number }[] = [];
+    const firstEmpty: { ms: number; count: number }[] = [];
+    const firstNode: { ms: number; count: number }[] = [];
     const modulesEmpty: { ms: number; count: number }[] = [];
     const modulesNode: { ms: number; count: number }[] = [];
     for (let i = 0; i < AGENT_REPS; i++) {
+      await keepCodeCache(nats.url, empty);
       agentEmpty.push({ ms: await agentOnce(docker, nats.url, empty, 0), count: 0 });
+      dropCodeCaches();
+      firstEmpty.push({ ms: await agentOnce(docker, nats.url, empty, 0), count: 0 });
       modulesEmpty.push({ ms: await agentOnce(docker, nats.url, empty, 0, AGENT_MODULES), count: 0 });
+      await keepCodeCache(nats.url, empty);
       agentNode.push({ ms: await agentOnce(docker, nats.url, node, NODE_PODS), count: NODE_PODS });
+      dropCodeCaches();
+      firstNode.push({ ms: await agentOnce(docker, nats.url, node, NODE_PODS), count: NODE_PODS });
       modulesNode.push({ ms: await agentOnce(docker, nats.url, node, NODE_PODS, AGENT_MODULES), count: NODE_PODS });
     }
 
@@ -171,6 +205,8 @@ async function main(): Promise<void> {
         row("bus.follow from 'all': full ordered replay", replay),
         row("agent process (one file, as it ships): spawn → 'rebuilt: 0 pod(s)'", agentEmpty),
         row(`agent process (one file, as it ships): spawn → 'rebuilt: ${NODE_PODS} pod(s)'`, agentNode),
+        row("  first start after a build, no code cache: spawn → 'rebuilt: 0 pod(s)'", firstEmpty),
+        row(`  first start after a build, no code cache: spawn → 'rebuilt: ${NODE_PODS} pod(s)'`, firstNode),
         row("  baseline, its modules file by file: spawn → 'rebuilt: 0 pod(s)'", modulesEmpty),
         row(`  baseline, its modules file by file: spawn → 'rebuilt: ${NODE_PODS} pod(s)'`, modulesNode),
         row('floor: Node.js process doing nothing, spawn → exit', bareNode),

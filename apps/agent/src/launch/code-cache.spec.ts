@@ -9,7 +9,7 @@ describe('loadWithCodeCache', () => {
   const dir = mkdtempSync(join(tmpdir(), 'code-cache-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'program.cjs');
-  const caches = (): string[] => readdirSync(dir).filter((name) => name.endsWith('.cache'));
+  const caches = (): string[] => readdirSync(dir).filter((name) => name.endsWith('.cache') || name.endsWith('.partial'));
   const write = (source: string, mtime: number): void => {
     writeFileSync(file, source);
     utimesSync(file, mtime, mtime);
@@ -33,10 +33,11 @@ describe('loadWithCodeCache', () => {
     assert.equal(second.saveCache(), false, 'a used cache is not written again');
   });
 
-  it('never runs the code of another build, even of the same length, and drops its cache', () => {
+  it('never runs the code of another build, even of the same length, and drops its cache and leftovers', () => {
     write("module.exports = { answer: () => 42, file: 'same-length-1' };\n", 2_000);
     assert.equal(loadWithCodeCache(file).saveCache(), true);
     const [before] = caches();
+    writeFileSync(join(dir, 'program.cjs.1-2.cache.killed-while-writing.partial'), 'half');
     write("module.exports = { answer: () => 43, file: 'same-length-2' };\n", 3_000);
     const rebuilt = loadWithCodeCache(file);
     assert.equal(rebuilt.cacheUsed, false);

@@ -62,7 +62,10 @@ export function loadWithCodeCache(file: string): CodeCachedModule {
   };
 }
 
-/** Writes the cache whole (a start that reads it meanwhile sees the old one or none), and removes those of earlier builds. */
+/**
+ * Writes the cache whole (a start that reads it meanwhile sees the old one or none), and removes
+ * those of earlier builds and what a start killed while writing left behind.
+ */
 function writeCache(cacheFile: string, prefix: string, data: Buffer): boolean {
   const dir = dirname(cacheFile);
   const partial = `${cacheFile}.${randomUUID()}.partial`;
@@ -74,7 +77,8 @@ function writeCache(cacheFile: string, prefix: string, data: Buffer): boolean {
     return false;
   }
   for (const name of readdirSync(dir)) {
-    if (name.startsWith(prefix) && name.endsWith('.cache') && join(dir, name) !== cacheFile) rmSync(join(dir, name), { force: true });
+    if (name.startsWith(prefix) && (name.endsWith('.cache') || name.endsWith('.partial')) && join(dir, name) !== cacheFile)
+      rmSync(join(dir, name), { force: true });
   }
   return true;
 }
