@@ -5,6 +5,7 @@ import type { Container, ProbeHandler } from '#contracts';
 import type { ContainerRuntime } from '#runtime';
 import { AGENT_CONFIG, RUNTIME } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
+import { dialFailure } from '../net/dial-failure.js';
 
 /** How one handler run went: success, and what it said (for events). */
 export interface HandlerOutcome {
@@ -83,16 +84,11 @@ function httpGet(url: string, headers: Record<string, string>, timeoutMs: number
     });
     const timer = setTimeout(() => req.destroy(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)')), timeoutMs);
     req.once('close', () => clearTimeout(timer));
-    req.once('error', (error: NodeJS.ErrnoException) => reject(new Error(`Get "${url}": ${dialFailure(error, new URL(url).host)}`)));
+    req.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new Error(`Get "${url}": ${error.syscall === 'connect' ? dialFailure(error, new URL(url).host) : error.message}`)),
+    );
     req.end();
   });
-}
-
-/** A connection's failure in the words of Go's dialer, as the kubelet's probe messages carry it. */
-function dialFailure(error: NodeJS.ErrnoException, hostPort: string): string {
-  if (error.code === 'ECONNREFUSED') return `dial tcp ${hostPort}: connect: connection refused`;
-  if (error.code === 'EHOSTUNREACH') return `dial tcp ${hostPort}: connect: no route to host`;
-  return error.message;
 }
 
 function tcpConnect(host: string, port: number, timeoutMs: number): Promise<HandlerOutcome> {
@@ -104,6 +100,6 @@ function tcpConnect(host: string, port: number, timeoutMs: number): Promise<Hand
     };
     socket.setTimeout(timeoutMs, () => done({ ok: false, message: `dial tcp ${host}:${port}: i/o timeout` }));
     socket.once('connect', () => done({ ok: true, message: 'connected' }));
-    socket.once('error', (error) => done({ ok: false, message: `dial tcp ${host}:${port}: ${error.message}` }));
+    socket.once('error', (error: NodeJS.ErrnoException) => done({ ok: false, message: dialFailure(error, `${host}:${port}`) }));
   });
 }

@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { Injectable } from '@nestjs/common';
 import type { ProcessOutput, ProcessStream } from '#runtime';
+import { dialFailure } from '../net/dial-failure.js';
 
 /** How long a connection to a pod's port may take; the API waits 10 s for the stream to start. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -25,7 +26,7 @@ export class PodPortDialer {
         socket.destroy();
         reject(new Error(`dial tcp ${ip}:${port}: i/o timeout`));
       });
-      socket.once('error', (error: NodeJS.ErrnoException) => reject(new Error(`dial tcp ${ip}:${port}: ${describe(error)}`)));
+      socket.once('error', (error: NodeJS.ErrnoException) => reject(new Error(dialFailure(error, `${ip}:${port}`))));
       socket.once('connect', () => {
         socket.setTimeout(0);
         socket.removeAllListeners('error');
@@ -33,12 +34,6 @@ export class PodPortDialer {
       });
     });
   }
-}
-
-function describe(error: NodeJS.ErrnoException): string {
-  if (error.code === 'ECONNREFUSED') return 'connect: connection refused';
-  if (error.code === 'EHOSTUNREACH') return 'connect: no route to host';
-  return error.message;
 }
 
 /** A TCP connection as a ProcessStream: output on channel 1, no exit code. */
