@@ -39,11 +39,11 @@ export function loadWithCodeCache(file: string): CodeCachedModule {
   } catch {
     cachedData = undefined;
   }
-  // The wrapper on a line of its own, counted as line 0, so stack traces and source maps keep the file's lines and columns.
   // An ASCII file read as Latin-1 becomes a string outside V8's heap, a byte a character; read as
   // UTF-8, the agent's took about 16 MiB more resident memory.
   const bytes = readFileSync(file);
   const source = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+  // The wrapper on a line of its own, counted as line 0, so stack traces keep the file's lines and columns.
   const script = new Script(`${WRAPPER}${source}\n})`, {
     filename: file,
     lineOffset: -1,
