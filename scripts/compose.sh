@@ -30,7 +30,7 @@ lab_digest() {
   {
     for bin in "${LAB_BINARIES[@]}"; do sha256sum "$(command -v "$bin")"; done
     sha256sum /usr/bin/busybox /usr/share/prometheus/alertmanager/*.tmpl package-lock.json package.json scripts/compose.sh images/lab/*
-    find dist -type f \( -name '*.js' -o -name '*.mjs' \) ! -name '*spec.js' ! -path 'dist/bench/*' | LC_ALL=C sort | xargs sha256sum
+    find dist -type f \( -name '*.js' -o -name '*.mjs' -o -name '*.cjs' \) ! -name '*spec.js' ! -path 'dist/bench/*' | LC_ALL=C sort | xargs sha256sum
     find deploy -type f | LC_ALL=C sort | xargs sha256sum
     docker image inspect -f '{{.Id}}' jetlet/pause:1.0 jetlet/busybox:1.35
   } | sha256sum | cut -c1-16
@@ -115,6 +115,8 @@ build_image() {
   seeded_registry "$ctx/registry"
   production_modules "$ctx/modules"
   cp -r package.json dist deploy "$ctx/app/"
+  # An agent's code cache is kept for its file's size and modification time, which the copy changes: each node keeps its own.
+  find "$ctx/app/dist/bundle" -name '*.cache' -delete
   cp images/lab/Dockerfile "$ctx/"
   DOCKER_BUILDKIT=0 docker build -q --label "io.jetlet.build=$digest" -t "$LAB_IMAGE" "$ctx" >/dev/null
   rm -rf "$ctx"
