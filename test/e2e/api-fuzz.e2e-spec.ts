@@ -133,7 +133,10 @@ describe('fuzzing the API and the consumers', () => {
   const lastOn = async (subject: string): Promise<number> => (await jsm.streams.getMessage(STREAMS.pods, { last_by_subj: subject }))?.seq ?? 0;
 
   before(async () => {
-    sut = await Cluster.start();
+    // A generated pod may name a node that does not exist (spec.nodeName "1e400"): its deletion is
+    // finalised after the node grace, as Kubernetes' pod garbage collector does, 40 s by default.
+    // Short here, so such a pod leaves within the wait below.
+    sut = await Cluster.start({ NODE_GRACE_SECONDS: '2' });
     // Pods live only in namespaces that exist.
     await sut.ensureNamespace('fuzz');
     nc = await connect({ servers: sut.nats.url });
