@@ -115,6 +115,9 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   keepNames: true,
+  // Each `import()` becomes a `require()`: Node.js 20 runs no `import()` in code compiled from a
+  // cache (apps/agent/src/launch/code-cache.ts). Nest loads its optional packages so.
+  supported: { 'dynamic-import': false },
   legalComments: 'linked',
   sourcemap: 'linked',
   // Modules that find their packages with createRequire(import.meta.url) get this file's URL.
@@ -126,6 +129,9 @@ await build({
 // file is ASCII whole, and the launcher reads it as Latin-1 (see apps/agent/src/launch). A
 // `\uXXXX` means the same code unit in a string, a template, an identifier or a pattern.
 const code = await readFile(codeFile, 'utf8');
+const dynamicImport = /[^\w$.]import\(/.exec(code);
+if (dynamicImport)
+  throw new Error(`${codeFile}: an import() is left at ${dynamicImport.index}, which would fail whenever the agent starts from its code cache`);
 if (/\\[^\0-\x7f]/.test(code)) throw new Error(`${codeFile}: a backslash before a non-ASCII character; escaping it would change its meaning`);
 await writeFile(
   codeFile,

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { loadWithCodeCache } from './code-cache.js';
 
 describe('loadWithCodeCache', () => {
@@ -45,6 +47,25 @@ describe('loadWithCodeCache', () => {
     assert.equal(rebuilt.saveCache(), true);
     assert.equal(caches().length, 1);
     assert.notEqual(caches()[0], before);
+  });
+
+  it('runs import() no differently from a cache another process kept than on a first start', async () => {
+    write("module.exports = () => import('node:path').then(() => 'imported', (error) => error.code);\n", 3_200);
+    // A start of the agent: its own process, which loads the file, runs its import() and keeps the cache.
+    const start = async (): Promise<{ cacheUsed: boolean; imported: string }> => {
+      const script = `
+        const { loadWithCodeCache } = await import(${JSON.stringify(new URL('./code-cache.js', import.meta.url).href)});
+        const loaded = loadWithCodeCache(${JSON.stringify(file)});
+        const imported = await loaded.exports();
+        loaded.saveCache();
+        process.stdout.write(JSON.stringify({ cacheUsed: loaded.cacheUsed, imported }));`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
+      return JSON.parse(stdout) as { cacheUsed: boolean; imported: string };
+    };
+    const first = await start();
+    const next = await start();
+    assert.deepEqual([first.cacheUsed, next.cacheUsed], [false, true]);
+    assert.equal(next.imported, first.imported);
   });
 
   it('reads a file that is not ASCII as UTF-8', () => {

@@ -3,7 +3,7 @@ import { isAscii } from 'node:buffer';
 import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
-import { constants, Script } from 'node:vm';
+import { Script } from 'node:vm';
 
 /** A CommonJS file run with V8's code cache: what it exports, and a way to keep its compiled code for the next start. */
 export interface CodeCachedModule {
@@ -25,6 +25,12 @@ const WRAPPER = '(function (exports, require, module, __filename, __dirname) {\n
  * cache kept beside it when there is one. V8 checks a cache only against the source's length
  * and its own version and flags, so the cache's name carries the file's size and modification
  * time: a rebuilt file never meets the code of the one before.
+ *
+ * The file may not use `import()`. Node.js 20 finds a script's dynamic-import callback by
+ * what V8 keeps in the compiled script, and a script compiled from a cache keeps what the
+ * process that made the cache had: the same `import()` that works on a first start fails on
+ * every later one with ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING. So no callback is given, and
+ * `import()` fails alike on every start; the agent's build turns each into `require()`.
  */
 export function loadWithCodeCache(file: string): CodeCachedModule {
   // Node.js 20 maps stack traces only of files its own loader compiled: with source maps on
@@ -48,7 +54,6 @@ export function loadWithCodeCache(file: string): CodeCachedModule {
     filename: file,
     lineOffset: -1,
     cachedData,
-    importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   const cacheUsed = cachedData !== undefined && script.cachedDataRejected === false;
   const module = { exports: {} as unknown };
