@@ -55,7 +55,9 @@ export class AgentModule {
             tls: busTls(config),
             ...(connection ? { shareConnectionOf: connection } : {}),
           }),
-          () => ({ node: config.NODE_NAME, config: { ...config } }),
+          // The node's registration asks its engine while the server opens the consumer of its
+          // assignments: the reconciler and the first heartbeat wait for those themselves.
+          () => ({ node: config.NODE_NAME, config: { ...config }, catchUpBeforeBootstrap: false }),
         ),
         AgentCoreModule.forConfig(config, nodeIndex, metrics),
         ConfigModule,

@@ -18,10 +18,15 @@ class BusLifecycle implements OnApplicationBootstrap, OnModuleDestroy, OnApplica
   /**
    * Handlers connected with `app.connectMicroservice({ strategy })` before `init()` get their
    * messages from here on: this module's bootstrap runs before the apps' own, so those see
-   * projections that have caught up with the streams.
+   * projections that have caught up with the streams, unless the server was told not to hold
+   * them (`catchUpBeforeBootstrap: false`); the hooks then wait for `caughtUp` where they need it.
    */
   async onApplicationBootstrap(): Promise<void> {
-    if (this.server.getHandlers().size > 0) await this.server.start();
+    if (this.server.getHandlers().size === 0) return;
+    const started = this.server.start();
+    if (this.server.catchesUpBeforeBootstrap) await started;
+    // Else a failure reaches those waiting on `caughtUp`, and the start of the microservice.
+    else started.catch(() => undefined);
   }
 
   /** Handlers stop getting messages before the services behind them stop. */

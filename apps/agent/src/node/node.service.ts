@@ -64,6 +64,8 @@ export class NodeService implements OnApplicationBootstrap, OnModuleDestroy {
     [this.runtimeInfo, this.identity] = await Promise.all([this.runtime.info(), this.previousIdentity()]);
     const node = await this.report();
     this.logger.log(`registered node ${name} (${this.nodeIP}, ${node.status.capacity.cpu} CPU, ${node.status.capacity.memory} memory)`);
+    // The heartbeat counts the node's pods: once its assignments are read.
+    await this.desired.caughtUp;
     await this.beat();
     this.heartbeat = setInterval(() => void this.beat(), this.config.HEARTBEAT_SECONDS * 1000);
   }

@@ -19,17 +19,30 @@ export interface JetStreamServerOptions {
   config?: Readonly<Record<string, unknown>>;
   /** The clock deliver policies read. */
   now?: () => number;
+  /**
+   * Whether the apps' bootstrap hooks wait until every consumer has caught up (the default:
+   * they may read projections). With false, they run while the consumers catch up, and a
+   * hook that needs a consumer's messages waits for its `caughtUp`.
+   */
+  catchUpBeforeBootstrap?: boolean;
 }
 
 interface Deferred {
   promise: Promise<void>;
   resolve: () => void;
+  reject: (error: unknown) => void;
 }
 
 function deferred(): Deferred {
   let resolve: () => void = () => undefined;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
+  let reject: (error: unknown) => void = () => undefined;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Whoever waits on it hears of a failure; a deferred nobody waits on is no unhandled rejection.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
 }
 
 /**
@@ -46,6 +59,7 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
   private readonly coreSubscriptions: CoreSubscription[] = [];
   private readonly caughtUpByPattern = new Map<string, Deferred>();
   private started?: Promise<void>;
+  private startError?: { error: unknown };
   private closed = false;
 
   constructor(
@@ -55,18 +69,30 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
     super();
   }
 
-  /** Resolves once the consumer of `pattern` has handled everything its stream held when it opened. */
+  /**
+   * Resolves once the consumer of `pattern` has handled everything its stream held when it
+   * opened; rejects with the error that kept the consumers from opening.
+   */
   caughtUp(pattern: string): Promise<void> {
     return this.deferredFor(pattern).promise;
   }
 
+  /** Whether the apps' bootstrap hooks run only once every consumer has caught up (see JetStreamServerOptions). */
+  get catchesUpBeforeBootstrap(): boolean {
+    return this.options.catchUpBeforeBootstrap ?? true;
+  }
+
   /**
    * Opens every handler's consumer and resolves once each has caught up. Runs once: BusModule
-   * calls it at application bootstrap (before the apps' own bootstrap hooks, which may rely on
-   * caught-up projections) when the strategy was connected before `init()`; else `listen` does.
+   * calls it at application bootstrap when the strategy was connected before `init()`; else
+   * `listen` does.
    */
   start(): Promise<void> {
-    return (this.started ??= this.open());
+    return (this.started ??= this.open().catch((error: unknown) => {
+      this.startError = { error };
+      for (const d of this.caughtUpByPattern.values()) d.reject(error);
+      throw error;
+    }));
   }
 
   listen(callback: (error?: unknown) => void): void {
@@ -92,7 +118,10 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
 
   private deferredFor(pattern: string): Deferred {
     let d = this.caughtUpByPattern.get(pattern);
-    if (!d) this.caughtUpByPattern.set(pattern, (d = deferred()));
+    if (!d) {
+      this.caughtUpByPattern.set(pattern, (d = deferred()));
+      if (this.startError) d.reject(this.startError.error);
+    }
     return d;
   }
 
@@ -103,6 +132,11 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
         const extras = handler.extras;
         if (handler.isEventHandler && isStreamConsumer(extras)) {
           const subscription = await this.consume(pattern, handler, extras);
+          // Closed while it opened (the application's start failed elsewhere): it stops at once.
+          if (this.closed) {
+            await subscription.stop();
+            throw new Error(`the transport closed while the consumer of ${pattern} opened`);
+          }
           this.subscriptions.push(subscription);
           return { pattern, caughtUp: subscription.caughtUp };
         }
