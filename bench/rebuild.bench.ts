@@ -4,8 +4,9 @@ import { readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
+import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { Bus } from '#bus';
-import { MESSAGES, parseEnvelope, STREAMS, SUBJECTS, token, type Envelope, type PodManifest } from '#contracts';
+import { decodeEnvelope, MESSAGES, parseEnvelope, STREAMS, SUBJECTS, token, type Envelope, type PodManifest } from '#contracts';
 import { AGENT_BUNDLE, AGENT_MODULES, uniqueName } from '../test/harness/cluster.js';
 import { NatsServer, sleep, waitFor } from '../test/harness/processes.js';
 import { fmt, lineTime, printTable, removeNodeContainers, spawnAgent, summary } from './bench-util.js';
@@ -16,7 +17,12 @@ const NODE_PODS = 110;
 const WINDOW = 1000;
 const CONSUME_REPS = 5;
 const REPLAY_REPS = 2;
-const AGENT_REPS = 3;
+const AGENT_REPS = Number(process.env.BENCH_AGENT_REPS ?? 3);
+/**
+ * Another build's agent (its `dist/bundle/agent.mjs`, e.g. from a worktree of an earlier
+ * commit), started in turns with this one's, as it ships, for a head-to-head baseline.
+ */
+const BASELINE_AGENT = process.env.BENCH_AGENT_BASELINE;
 
 /** A PodAssigned envelope as the scheduler's assign() writes it: the full manifest, spec.nodeName set. */
 function assignment(node: string, index: number): { subject: string; envelope: Envelope<'PodAssigned'> } {
@@ -79,6 +85,36 @@ async function consumeOnce(bus: Bus, node: string): Promise<{ ms: number; count:
   return { ms, count };
 }
 
+/**
+ * (a') The baseline: the same durable with nats-server's own last-per-subject start, which
+ * the bus no longer asks for (libs/bus/src/last-per-subject.ts), consumed until caught up,
+ * each message decoded and checked as the bus does.
+ */
+async function serverConsumeOnce(bus: Bus, node: string): Promise<{ ms: number; count: number }> {
+  const durable = `bench-server-${token(node)}`;
+  // Deleted first and left afterwards, as the bus's recreate does.
+  const start = performance.now();
+  await bus.jsm.consumers.delete(STREAMS.assign, durable).catch(() => undefined);
+  const info = await bus.jsm.consumers.add(STREAMS.assign, {
+    durable_name: durable,
+    ack_policy: AckPolicy.Explicit,
+    filter_subject: SUBJECTS.nodeAssignments(node),
+    deliver_policy: DeliverPolicy.LastPerSubject,
+  });
+  let count = 0;
+  if (info.num_pending > 0) {
+    const messages = await bus.js.consumers.getConsumerFromInfo(info).consume({ max_messages: 256 });
+    for await (const m of messages) {
+      decodeEnvelope(m.data); // as the bus checks each delivery
+      m.ack();
+      count++;
+      if (m.info.pending === 0) break;
+    }
+    await messages.close();
+  }
+  return { ms: performance.now() - start, count };
+}
+
 /** (b) A full ordered replay of the whole stream, as a projection rebuilding from the start would do. */
 async function replayOnce(bus: Bus): Promise<{ ms: number; count: number }> {
   let count = 0;
@@ -106,8 +142,8 @@ async function agentOnce(docker: Docker, natsUrl: string, node: string, pods: nu
 }
 
 /** The code caches the agent's launcher keeps beside its code (apps/agent/src/launch/code-cache.ts). */
-function codeCaches(): string[] {
-  const dir = dirname(AGENT_BUNDLE);
+function codeCaches(entry = AGENT_BUNDLE): string[] {
+  const dir = dirname(entry);
   return readdirSync(dir)
     .filter((name) => name.endsWith('.cache'))
     .map((name) => join(dir, name));
@@ -119,11 +155,11 @@ function dropCodeCaches(): void {
 }
 
 /** Starts the agent until it has kept its code cache, as any start after a build does; the later starts read it. */
-async function keepCodeCache(natsUrl: string, node: string): Promise<void> {
-  if (codeCaches().length > 0) return;
-  const agent = await spawnAgent(natsUrl, node, { HEARTBEAT_SECONDS: '10', RESYNC_SECONDS: '10' });
+async function keepCodeCache(natsUrl: string, node: string, entry = AGENT_BUNDLE): Promise<void> {
+  if (codeCaches(entry).length > 0) return;
+  const agent = await spawnAgent(natsUrl, node, { HEARTBEAT_SECONDS: '10', RESYNC_SECONDS: '10' }, entry);
   try {
-    await waitFor('the agent to keep its code cache', () => codeCaches().length > 0, 60_000);
+    await waitFor('the agent to keep its code cache', () => codeCaches(entry).length > 0, 60_000);
   } finally {
     await agent.process.stop('SIGKILL');
   }
@@ -158,9 +194,13 @@ async function main(): Promise<void> {
 
     const consumeEmpty: { ms: number; count: number }[] = [];
     const consumeNode: { ms: number; count: number }[] = [];
+    const serverEmpty: { ms: number; count: number }[] = [];
+    const serverNode: { ms: number; count: number }[] = [];
     for (let i = 0; i < CONSUME_REPS; i++) {
       consumeEmpty.push(await consumeOnce(bus, empty));
+      serverEmpty.push(await serverConsumeOnce(bus, empty));
       consumeNode.push(await consumeOnce(bus, node));
+      serverNode.push(await serverConsumeOnce(bus, node));
     }
     const replay: { ms: number; count: number }[] = [];
     for (let i = 0; i < REPLAY_REPS; i++) replay.push(await replayOnce(bus));
@@ -172,7 +212,14 @@ async function main(): Promise<void> {
     const firstNode: { ms: number; count: number }[] = [];
     const modulesEmpty: { ms: number; count: number }[] = [];
     const modulesNode: { ms: number; count: number }[] = [];
+    const otherEmpty: { ms: number; count: number }[] = [];
+    const otherNode: { ms: number; count: number }[] = [];
     for (let i = 0; i < AGENT_REPS; i++) {
+      if (BASELINE_AGENT) {
+        await keepCodeCache(nats.url, empty, BASELINE_AGENT);
+        otherEmpty.push({ ms: await agentOnce(docker, nats.url, empty, 0, BASELINE_AGENT), count: 0 });
+        otherNode.push({ ms: await agentOnce(docker, nats.url, node, NODE_PODS, BASELINE_AGENT), count: NODE_PODS });
+      }
       await keepCodeCache(nats.url, empty);
       agentEmpty.push({ ms: await agentOnce(docker, nats.url, empty, 0), count: 0 });
       dropCodeCaches();
@@ -200,11 +247,19 @@ async function main(): Promise<void> {
       `desired-state rebuild: ${NODE_PODS} pods of one node among ${total} assignments for ${OTHER_NODES + 1} nodes (ms)`,
       ['p50', 'max', 'messages', 'runs'],
       [
-        row('bus.consume last_per_subject, node with 0 pods', consumeEmpty),
-        row(`bus.consume last_per_subject, node with ${NODE_PODS} pods`, consumeNode),
+        row('bus.consume last_per_subject (read from the stream), node with 0 pods', consumeEmpty),
+        row(`bus.consume last_per_subject (read from the stream), node with ${NODE_PODS} pods`, consumeNode),
+        row("  baseline, the server's own last_per_subject durable, node with 0 pods", serverEmpty),
+        row(`  baseline, the server's own last_per_subject durable, node with ${NODE_PODS} pods`, serverNode),
         row("bus.follow from 'all': full ordered replay", replay),
         row("agent process (one file, as it ships): spawn → 'rebuilt: 0 pod(s)'", agentEmpty),
         row(`agent process (one file, as it ships): spawn → 'rebuilt: ${NODE_PODS} pod(s)'`, agentNode),
+        ...(BASELINE_AGENT
+          ? [
+              row("  baseline, another build's agent (BENCH_AGENT_BASELINE): spawn → 'rebuilt: 0 pod(s)'", otherEmpty),
+              row(`  baseline, another build's agent (BENCH_AGENT_BASELINE): spawn → 'rebuilt: ${NODE_PODS} pod(s)'`, otherNode),
+            ]
+          : []),
         row("  first start after a build, no code cache: spawn → 'rebuilt: 0 pod(s)'", firstEmpty),
         row(`  first start after a build, no code cache: spawn → 'rebuilt: ${NODE_PODS} pod(s)'`, firstNode),
         row("  baseline, its modules file by file: spawn → 'rebuilt: 0 pod(s)'", modulesEmpty),

@@ -9,11 +9,13 @@ import {
   jetstreamManager,
   RetentionPolicy,
   StorageType,
+  type ConsumerInfo,
   type ConsumerMessages,
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
   type MsgRequest,
+  type StoredMsg,
 } from '@nats-io/jetstream';
 import { connect, errors as natsErrors, type NatsConnection, type Status } from '@nats-io/transport-node';
 import {
@@ -36,6 +38,7 @@ import { busMetrics, consumerLag, enableProcessMetrics } from '#observability';
 import { BusError, BusUnavailableError, MessageTooLargeError, SequenceConflictError } from './bus.errors.js';
 import { retry } from '#workqueue';
 import { credentialOptions, tlsOptions, type BusCredentials, type BusTls } from './credentials.js';
+import { lastMessages, listSubjects, StartedConsumerMessages } from './last-per-subject.js';
 import { Outbox, type OutboxOptions } from './outbox.js';
 import { OrderedCursor, orderedDrained, reopenDelayMs, type StoredFrom } from './ordered-cursor.js';
 import { JetStreamContext, type ConsumerRef, type Delivery } from './transport/jetstream.context.js';
@@ -712,7 +715,11 @@ export class Bus {
       });
     }
     const openDurable = async (first: boolean): Promise<Opened> => {
-      if (first && spec.recreate) {
+      const recreating = first && spec.recreate === true;
+      // A recreated consumer's last-per-subject start lists its subjects while the old one goes.
+      const listing = recreating && spec.from === 'last_per_subject' ? listSubjects(this.jsm, stream, spec.filterSubject) : undefined;
+      listing?.catch(() => undefined); // awaited below, unless the deletion fails first
+      if (recreating) {
         try {
           await this.jsm.consumers.delete(stream, durable);
         } catch (error) {
@@ -721,32 +728,45 @@ export class Bus {
       }
       // Just deleted, it is not asked for. Each answer below carries the consumer's state, which
       // nats-server 2.9 counts by walking the stream's subjects: one walk an open, not two.
-      const existing =
-        first && spec.recreate
-          ? undefined
-          : await this.jsm.consumers.info(stream, durable).catch((error: unknown) => {
-              if (error instanceof JetStreamApiError && error.status === 404) return undefined;
-              throw error;
-            });
+      const existing = recreating
+        ? undefined
+        : await this.jsm.consumers.info(stream, durable).catch((error: unknown) => {
+            if (error instanceof JetStreamApiError && error.status === 404) return undefined;
+            throw error;
+          });
       // Gone after the first open: deleted by an operator, or lost with the server's state.
       // Deliveries start over from `from`; handlers are idempotent by sequence.
-      const info =
-        existing ??
-        (await this.jsm.consumers.add(stream, {
+      const create = (deliver: ReturnType<typeof deliverConfig>): Promise<ConsumerInfo> =>
+        this.jsm.consumers.add(stream, {
           durable_name: durable,
           ack_policy: AckPolicy.Explicit,
           filter_subject: spec.filterSubject,
           ack_wait: (spec.ackWaitMs ?? 30_000) * 1e6,
           max_deliver: spec.maxDeliver ?? -1,
-          ...deliverConfig(spec.from),
-        }));
+          ...deliver,
+        });
+      // A last-per-subject start is read from the stream, which nats-server 2.9 answers far
+      // sooner than it creates such a consumer (see last-per-subject.ts).
+      let stored: StoredMsg[] | undefined;
+      let info: ConsumerInfo;
+      if (existing) info = existing;
+      else if (spec.from === 'last_per_subject') {
+        const { lastSeq, subjects } = await (listing ?? listSubjects(this.jsm, stream, spec.filterSubject));
+        // Read before the durable exists: a failed read leaves no consumer that a retry would
+        // take for one already started, and open without these messages.
+        stored = await lastMessages(this.jsm, stream, subjects, lastSeq);
+        info = await create(deliverConfig({ startSeq: lastSeq + 1 }));
+      } else info = await create(deliverConfig(spec.from));
       const consumer = this.js.consumers.getConsumerFromInfo(info);
-      const messages = await consumer.consume({ max_messages: 256, expires: CONSUMER_EXPIRES_MS });
+      const live = await consumer.consume({ max_messages: 256, expires: CONSUMER_EXPIRES_MS });
+      const livePending = info.num_pending + info.num_ack_pending;
+      const started = stored && new StartedConsumerMessages({ stream, consumer: durable, stored, livePending, live, maxDeliver: spec.maxDeliver ?? -1 });
       const drained = async (): Promise<boolean> => {
+        if (started && !started.storedSettled) return false;
         const now = await consumer.info(false);
         return now.num_pending === 0 && now.num_ack_pending === 0;
       };
-      return { messages, pending: info.num_pending + info.num_ack_pending, drained, inOrder: false };
+      return { messages: started ?? live, pending: (stored?.length ?? 0) + livePending, drained, inOrder: false };
     };
     return this.supervise(stream, durable, openDurable, onMessage);
   }

@@ -59,6 +59,11 @@ describe('NATS permissions generated from the writer tables', () => {
     assert.ok(!pub(node1, '$JS.API.CONSUMER.CREATE.JETLET_ASSIGN.agent-node-1.jetlet.assign.node-2.>'));
     assert.ok(!pub(node1, '$JS.API.CONSUMER.MSG.NEXT.JETLET_ASSIGN.agent-node-2'));
     assert.ok(!pub(node1, '$JS.ACK.JETLET_ASSIGN.agent-node-2.1.5.5.1700000000.0'));
+    // Its consumer's start reads each of its own assignments by name, and no other node's.
+    assert.ok(pub(node1, `$JS.API.DIRECT.GET.JETLET_ASSIGN.${SUBJECTS.assignment('node-1', UID)}`));
+    assert.ok(!pub(node1, `$JS.API.DIRECT.GET.JETLET_ASSIGN.${SUBJECTS.assignment('node-2', UID)}`));
+    assert.ok(!pub(node1, '$JS.API.DIRECT.GET.JETLET_ASSIGN'));
+    assert.ok(!pub(node1, '$JS.API.STREAM.MSG.GET.JETLET_ASSIGN'));
   });
 
   it('answers requests only on the requester identity inbox', () => {

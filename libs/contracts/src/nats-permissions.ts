@@ -147,6 +147,8 @@ function readPermissions(reader: Reader, node: string | undefined): string[] {
       out.push(filter === '>' ? `${JS}.CONSUMER.CREATE.${s}.${name}` : `${JS}.CONSUMER.CREATE.${s}.${name}.${filter}`);
       if (filter === '>') out.push(`${JS}.CONSUMER.CREATE.${s}.${name}.>`);
       out.push(`${JS}.CONSUMER.INFO.${s}.${name}`, `${JS}.CONSUMER.DELETE.${s}.${name}`, `${JS}.CONSUMER.MSG.NEXT.${s}.${name}`, `$JS.ACK.${s}.${name}.>`);
+      // A last-per-subject start reads each subject's last message by its name (Bus.open).
+      out.push(`${JS}.DIRECT.GET.${s}.${filter}`);
     }
   }
   if (reader === 'jetctl' || reader === 'api') out.push(`${JS}.STREAM.LIST`, `${JS}.STREAM.NAMES`);
