@@ -22,6 +22,13 @@ export type { ValidationArguments, ValidationError, ValidationOptions } from 'cl
 export const getMetadataStorage = from('metadata/MetadataStorage', 'getMetadataStorage');
 export const registerDecorator = from('register-decorator', 'registerDecorator');
 
+/** The class that walks an object's rules (not part of the index): `validation.ts` hands it only the rules an object can meet. */
+export const ValidationExecutor = (
+  require('class-validator/cjs/validation/ValidationExecutor.js') as {
+    ValidationExecutor: typeof import('class-validator/types/validation/ValidationExecutor.js').ValidationExecutor;
+  }
+).ValidationExecutor;
+
 const getFromContainer = from('container', 'getFromContainer');
 const Validator = from('validation/Validator', 'Validator');
 /** class-validator's own `validateSync` (its index's), for an object's decorators; no schema names. */

@@ -2,7 +2,9 @@ import 'reflect-metadata';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ValidationError } from 'class-validator';
-import { ContractValidationError, flattenValidationErrors, parseContract } from './validation.js';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Min, ValidateNested } from './class-validator.js';
+import { ContractValidationError, flattenValidationErrors, parseContract, type FieldCause } from './validation.js';
 import { PodManifest } from './pod/pod.model.js';
 
 function validationError(property: string, value: unknown, constraints?: Record<string, string>, children: ValidationError[] = []): ValidationError {
@@ -90,5 +92,114 @@ describe('parseContract', () => {
     parseContract(PodManifest, plain);
 
     assert.deepEqual(plain, before);
+  });
+});
+
+class Inner {
+  @IsString()
+  name: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  port?: number;
+}
+
+class Outer {
+  @IsOptional()
+  @IsString()
+  first?: string;
+
+  @IsString()
+  required: string;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => Inner)
+  inner?: Inner;
+
+  @IsOptional()
+  @IsInt()
+  last?: number;
+}
+
+class Seven {
+  @IsOptional() @IsString() a?: string;
+  @IsOptional() @IsString() b?: string;
+  @IsOptional() @IsString() c?: string;
+  @IsOptional() @IsString() d?: string;
+  @IsOptional() @IsString() e?: string;
+  @IsOptional() @IsString() f?: string;
+  @IsOptional() @IsString() g?: string;
+}
+
+function causesOf(plain: unknown): FieldCause[] {
+  try {
+    parseContract(Outer, plain);
+    return [];
+  } catch (error) {
+    if (error instanceof ContractValidationError) return error.causes;
+    throw error;
+  }
+}
+
+// The executor is handed only the rules of the optional properties an object has: each case
+// below would change if a rule of a property that is there were left out, or one left in.
+describe('parseContract over optional properties', () => {
+  it('checks every optional property an object has, each time, whichever others it lacks', () => {
+    assert.deepEqual(causesOf({ required: 'r' }), []);
+    assert.deepEqual(
+      causesOf({ first: 1, required: 'r', last: 'x' }).map((c) => c.field),
+      ['first', 'last'],
+    );
+    assert.deepEqual(
+      causesOf({ required: 'r', last: 'x' }).map((c) => c.field),
+      ['last'],
+    );
+    assert.deepEqual(
+      causesOf({ first: 1, required: 'r' }).map((c) => c.field),
+      ['first'],
+    );
+  });
+
+  it('still reports a missing required property, and a missing one inside a nested object', () => {
+    assert.deepEqual(causesOf({ inner: { port: 0 } }), [
+      { field: 'required', reason: 'FieldValueRequired', message: 'Required value' },
+      { field: 'inner.name', reason: 'FieldValueRequired', message: 'Required value' },
+      { field: 'inner.port', reason: 'FieldValueInvalid', message: 'Invalid value: 0: port must not be less than 1' },
+    ]);
+  });
+
+  it('accepts an optional property sent as null, rather than calling it an unknown field', () => {
+    assert.deepEqual(causesOf({ first: null, required: 'r', inner: null }), []);
+  });
+
+  it('names an unknown field beside the bad known ones, in the order the class declares them', () => {
+    assert.deepEqual(
+      causesOf({ last: 'x', extra: 1, required: 2 }).map((c) => [c.field, c.reason]),
+      [
+        ['extra', 'FieldValueNotSupported'],
+        ['required', 'FieldValueInvalid'],
+        ['last', 'FieldValueInvalid'],
+      ],
+    );
+  });
+
+  it('gives the same answers for more shapes than it keeps (64 per class)', () => {
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g'] as const;
+    for (let round = 0; round < 2; round++) {
+      for (let mask = 0; mask < 1 << names.length; mask++) {
+        const plain: Record<string, unknown> = {};
+        for (const [i, name] of names.entries()) if (mask & (1 << i)) plain[name] = i % 2 === 0 ? 'ok' : 7;
+        const expected = names.filter((_, i) => mask & (1 << i) && i % 2 === 1);
+        let fields: string[] = [];
+        try {
+          parseContract(Seven, plain);
+        } catch (error) {
+          fields = (error as ContractValidationError).causes.map((c) => c.field);
+        }
+        assert.deepEqual(fields, expected, `round ${round}, fields ${JSON.stringify(Object.keys(plain))}`);
+      }
+    }
   });
 });
