@@ -119,6 +119,7 @@ function memoiseRuleLookup(): void {
     addConstraint(metadata);
   };
 }
+
 /** The object whose rules `ValidationExecutor.execute` is about to group by property (see `walkOnlyWhatIsThere`). */
 let validating: object | undefined;
 
@@ -154,7 +155,7 @@ function rulesItCanMeet(byProperty: RulesByProperty, object: object): RulesByPro
   for (const name of optional.names) held += name in object ? '1' : '0';
   let rules = optional.byHeld.get(held);
   if (!rules) {
-    const absent = new Set(optional.names.filter((name) => !(name in object)));
+    const absent = new Set(optional.names.filter((_, i) => held[i] === '0'));
     rules = {};
     for (const name of Object.keys(byProperty)) if (!absent.has(name)) rules[name] = byProperty[name];
     if (optional.byHeld.size < HELD_SETS_KEPT) optional.byHeld.set(held, rules);
@@ -166,9 +167,8 @@ function rulesItCanMeet(byProperty: RulesByProperty, object: object): RulesByPro
  * class-validator walks every property a class declares, for every object it validates: it
  * filters the property's rules by kind five times and makes an error record for it, which it
  * throws away when it stays empty. A pod's assignment walks about seventy properties so, and
- * three in five are optional and absent. So the executor tells the
- * grouping which object it is grouping for, and is given only the rules that object can meet
- * (`rulesItCanMeet`).
+ * three in five are optional and absent. So the executor tells the grouping which object it
+ * is grouping for, and is given only the rules that object can meet (`rulesItCanMeet`).
  */
 function walkOnlyWhatIsThere(): void {
   type Executor = InstanceType<typeof ValidationExecutor>;
