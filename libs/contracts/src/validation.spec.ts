@@ -3,9 +3,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ValidationError } from 'class-validator';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Min, ValidateNested } from './class-validator.js';
-import { ContractValidationError, flattenValidationErrors, parseContract, type FieldCause } from './validation.js';
+import fc from 'fast-check';
+import { IsInt, IsOptional, IsString, Min, ValidateIf, ValidateNested } from './class-validator.js';
+import { ContractValidationError, flattenValidationErrors, parseContract, withEveryRuleWalked, type FieldCause } from './validation.js';
 import { PodManifest } from './pod/pod.model.js';
+import { fixturePods, manifest } from '../../../test/fixtures/pod-manifests.js';
 
 function validationError(property: string, value: unknown, constraints?: Record<string, string>, children: ValidationError[] = []): ValidationError {
   return Object.assign(new ValidationError(), { property, value, constraints, children });
@@ -201,5 +203,101 @@ describe('parseContract over optional properties', () => {
         assert.deepEqual(fields, expected, `round ${round}, fields ${JSON.stringify(Object.keys(plain))}`);
       }
     }
+  });
+});
+
+class Guarded {
+  /** The condition reads `mode`, and throws when the object lacks it. */
+  @IsOptional()
+  @ValidateIf((o: Guarded) => (o.mode as string).length > 0)
+  @IsString()
+  guarded?: string;
+
+  @IsOptional()
+  @IsString()
+  mode?: string;
+}
+
+/** What parseContract says of `plain` as `cls`: the causes, the error's name for anything else, or nothing. */
+function outcome(cls: new () => object, plain: unknown): unknown {
+  try {
+    parseContract(cls, plain);
+    return [];
+  } catch (error) {
+    return error instanceof ContractValidationError ? error.causes : (error as Error).name;
+  }
+}
+
+type Damage = 'drop' | 'null' | 'number' | 'string' | 'object' | 'extra';
+
+/** Every path to a value inside `value` (object keys and array indexes), parents before children. */
+function pathsOf(value: unknown, at: Array<string | number> = []): Array<Array<string | number>> {
+  if (typeof value !== 'object' || value === null) return [];
+  const keys = Array.isArray(value) ? value.map((_, i) => i) : Object.keys(value);
+  return keys.flatMap((key) => [[...at, key], ...pathsOf((value as Record<string | number, unknown>)[key], [...at, key])]);
+}
+
+/** `plain` with the value at each chosen path removed, nulled, replaced by the wrong kind, or given an unknown sibling. */
+function damaged(plain: unknown, damages: Array<[number, Damage]>): unknown {
+  const copy = structuredClone(plain);
+  for (const [pick, damage] of damages) {
+    const paths = pathsOf(copy);
+    if (paths.length === 0) return copy;
+    const path = paths[pick % paths.length];
+    const parent = path.slice(0, -1).reduce<Record<string | number, unknown>>((o, key) => o[key] as Record<string | number, unknown>, copy as Record<string, unknown>);
+    const key = path[path.length - 1];
+    if (damage === 'drop') {
+      if (Array.isArray(parent)) parent.splice(Number(key), 1);
+      else Reflect.deleteProperty(parent, key);
+    } else if (damage === 'extra') parent[`${String(key)}Typo`] = 1;
+    else parent[key] = { null: null, number: 7, string: 'x', object: {} }[damage];
+  }
+  return copy;
+}
+
+// rulesItCanMeet leaves out rules class-validator would only skip: against every rule walked,
+// as class-validator does on its own, nothing a caller sees may differ.
+describe('parseContract against class-validator walking every rule', () => {
+  it('calls a condition of a missing optional property, as class-validator does, even one that throws', () => {
+    let calls = 0;
+    class Counted {
+      @IsOptional()
+      @ValidateIf(() => {
+        calls++;
+        return true;
+      })
+      @IsString()
+      counted?: string;
+    }
+    outcome(Counted, {});
+    const filtered = calls;
+    calls = 0;
+    withEveryRuleWalked(() => outcome(Counted, {}));
+    assert.equal(filtered, 1);
+    assert.equal(calls, 1);
+    // A condition that throws on what the object lacks throws class-validator's TypeError either way.
+    assert.equal(withEveryRuleWalked(() => outcome(Guarded, {})), 'TypeError');
+    assert.equal(outcome(Guarded, {}), 'TypeError');
+    assert.deepEqual(outcome(Guarded, { mode: 'm', guarded: 7 }), withEveryRuleWalked(() => outcome(Guarded, { mode: 'm', guarded: 7 })));
+    assert.equal((outcome(Guarded, { mode: 'm', guarded: 7 }) as FieldCause[])[0]?.field, 'guarded');
+  });
+
+  it('gives the same causes, in the same order, for pod manifests and every kind of damage to them', () => {
+    const damage = fc.array(fc.tuple(fc.nat(), fc.constantFrom<Damage>('drop', 'null', 'number', 'string', 'object', 'extra')), { maxLength: 4 });
+    const pods = fc.oneof(manifest, fc.constantFrom(...fixturePods()));
+    let refused = 0;
+    let accepted = 0;
+    fc.assert(
+      fc.property(pods, damage, (pod, damages) => {
+        const plain = damaged(pod, damages);
+        const expected = withEveryRuleWalked(() => outcome(PodManifest, plain));
+        assert.deepEqual(outcome(PodManifest, plain), expected);
+        if (Array.isArray(expected) && expected.length === 0) accepted++;
+        else refused++;
+      }),
+      { numRuns: 400 },
+    );
+    // Both kinds of answer were compared, not only one.
+    assert.ok(accepted > 0 && refused > 0, `accepted ${accepted}, refused ${refused}`);
   });
 });

@@ -138,16 +138,27 @@ const HELD_SETS_KEPT = 64;
 const isOptionalRule = (rule: ValidationMetadata): boolean => rule.type === 'conditionalValidation' && rule.name === 'isOptional';
 
 /**
+ * Whether a property's rules may be left out when an object lacks it: it is `@IsOptional`
+ * and has no other condition. class-validator calls every condition of a property, a
+ * `@ValidateIf` included, before it skips a missing optional one, and such a condition may
+ * read other fields or throw; so a property with one is always walked.
+ */
+const skippedWhenMissing = (rules: ValidationMetadata[]): boolean =>
+  rules.some(isOptionalRule) && rules.every((rule) => rule.type !== 'conditionalValidation' || isOptionalRule(rule));
+
+/**
  * The rules of `byProperty` less those of the `@IsOptional` properties `object` does not have.
  * class-validator would walk each of those only to skip it (its optional check fails on a
  * missing value, and it then checks nothing else of it), so leaving them out changes no
  * result, not even the order of the errors; and a property the object has, a null one
- * included, keeps its rules, so the whitelist still sees every field it was sent.
+ * included, keeps its rules, so the whitelist still sees every field it was sent. Which
+ * properties an object has is read once, before its rules run: a rule must not add fields
+ * to the object it checks (none of jetlet's do).
  */
 function rulesItCanMeet(byProperty: RulesByProperty, object: object): RulesByProperty {
   let optional = optionalOf.get(byProperty);
   if (!optional) {
-    const names = Object.keys(byProperty).filter((name) => byProperty[name].some(isOptionalRule));
+    const names = Object.keys(byProperty).filter((name) => skippedWhenMissing(byProperty[name]));
     optionalOf.set(byProperty, (optional = { names, byHeld: new Map() }));
   }
   if (optional.names.length === 0) return byProperty;
@@ -174,13 +185,29 @@ function walkOnlyWhatIsThere(): void {
   type Executor = InstanceType<typeof ValidationExecutor>;
   const execute: (this: Executor, ...args: Parameters<Executor['execute']>) => void = Reflect.get(ValidationExecutor.prototype, 'execute');
   ValidationExecutor.prototype.execute = function (this: Executor, object, targetSchema, errors) {
-    validating = typeof object === 'object' && object !== null ? object : undefined;
+    validating = walkingEveryRule === 0 && typeof object === 'object' && object !== null ? object : undefined;
     try {
       execute.call(this, object, targetSchema, errors);
     } finally {
       validating = undefined;
     }
   };
+}
+
+/** Above 0 while `withEveryRuleWalked` runs. */
+let walkingEveryRule = 0;
+
+/**
+ * Runs `work` with class-validator walking every rule of every property, as it does on its
+ * own: what `rulesItCanMeet` is compared against.
+ */
+export function withEveryRuleWalked<T>(work: () => T): T {
+  walkingEveryRule++;
+  try {
+    return work();
+  } finally {
+    walkingEveryRule--;
+  }
 }
 
 memoiseRuleLookup();
