@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { Bus, type Delivery } from '#bus';
 import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
+import { busMetrics } from '#observability';
 import { NatsServer, waitFor } from '../harness/processes.js';
 
 /**
@@ -100,6 +101,46 @@ describe('Bus: a durable last-per-subject start read from the stream', () => {
       await sub.caughtUp;
       await sub.stop();
       assert.equal(seen, 2);
+    }
+  });
+
+  it('hands out the rest of its start again when the connection comes back before the start was handled', { timeout: 60_000 }, async () => {
+    const node = 'lps-reconnect-node';
+    const uids = [randomUUID(), randomUUID(), randomUUID()];
+    for (const uid of uids) await unassign(node, uid, 1);
+    // A bus of its own: its connection is the one cut.
+    const own = await Bus.connect({ servers: nats.url, name: 'last-per-subject-reconnect', source: { component: 'scheduler' } });
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const durable = `lps-${randomUUID().slice(0, 8)}`;
+      const handled = new Set<string>();
+      let first: string | undefined;
+      const sub = await own.consume(
+        STREAMS.assign,
+        { durable, filterSubject: SUBJECTS.nodeAssignments(node), from: 'last_per_subject', recreate: true },
+        async (e) => {
+          // The first message's handler is still running when the connection goes.
+          first ??= e.correlationId;
+          if (e.correlationId === first) await held;
+          handled.add(e.correlationId);
+        },
+      );
+      const created = (await own.jsm.consumers.info(STREAMS.assign, durable)).created;
+      await waitFor('the first stored message handed to its handler', () => first !== undefined);
+      const reopened = async (): Promise<number> => (await busMetrics.consumerRecreated.get()).values.find((v) => v.labels.consumer === durable)?.value ?? 0;
+      await own.nc.reconnect();
+      // The reopen has closed the start's messages, the two not yet handed out among them.
+      await waitFor('the consumer opened again', async () => (await reopened()) >= 1);
+      release();
+      await waitFor('every assignment handled', () => uids.every((uid) => handled.has(uid)));
+      await sub.caughtUp;
+      // The same durable, still after the start: what was left of the start came from memory.
+      assert.equal((await bus.jsm.consumers.info(STREAMS.assign, durable)).created, created);
+      await sub.stop();
+    } finally {
+      release();
+      await own.close();
     }
   });
 

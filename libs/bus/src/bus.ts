@@ -714,8 +714,16 @@ export class Bus {
         return onMessage(m);
       });
     }
+    // The start read at the last open. The durable delivers only what came after it, so what of
+    // it was not settled when the consumer closed (the connection lost mid-rebuild) is handed
+    // out again by the next open of the same durable, or read again with a new one.
+    let lastStart: StartedConsumerMessages | undefined;
+    // Set while a durable created after a start read is not yet handed that start: an open that
+    // failed then (the creation's answer lost) reads the start again and makes the durable anew.
+    let startOwed = false;
     const openDurable = async (first: boolean): Promise<Opened> => {
-      const recreating = first && spec.recreate === true;
+      if (startOwed) this.logger.warn(`consumer ${durable} on ${stream} was created but not opened after its start; reading its start again`);
+      const recreating = (first && spec.recreate === true) || startOwed;
       // A recreated consumer's last-per-subject start lists its subjects while the old one goes.
       const listing = recreating && spec.from === 'last_per_subject' ? listSubjects(this.jsm, stream, spec.filterSubject) : undefined;
       listing?.catch(() => undefined); // awaited below, unless the deletion fails first
@@ -749,18 +757,25 @@ export class Bus {
       // sooner than it creates such a consumer (see last-per-subject.ts).
       let stored: StoredMsg[] | undefined;
       let info: ConsumerInfo;
-      if (existing) info = existing;
-      else if (spec.from === 'last_per_subject') {
-        const { lastSeq, subjects } = await (listing ?? listSubjects(this.jsm, stream, spec.filterSubject));
-        // Read before the durable exists: a failed read leaves no consumer that a retry would
-        // take for one already started, and open without these messages.
-        stored = await lastMessages(this.jsm, stream, subjects, lastSeq);
-        info = await create(deliverConfig({ startSeq: lastSeq + 1 }));
+      if (existing) {
+        info = existing;
+        if (lastStart && !lastStart.storedSettled) stored = lastStart.unsettledStored();
+      } else if (spec.from === 'last_per_subject') {
+        const { lastSeq, subjects, readable } = await (listing ?? listSubjects(this.jsm, stream, spec.filterSubject));
+        if (readable) {
+          // Read before the durable exists: a failed read leaves no consumer that a retry would
+          // take for one already started, and open without these messages.
+          stored = await lastMessages(this.jsm, stream, subjects, lastSeq);
+          startOwed = true;
+          info = await create(deliverConfig({ startSeq: lastSeq + 1 }));
+        } else info = await create(deliverConfig('last_per_subject'));
       } else info = await create(deliverConfig(spec.from));
       const consumer = this.js.consumers.getConsumerFromInfo(info);
       const live = await consumer.consume({ max_messages: 256, expires: CONSUMER_EXPIRES_MS });
       const livePending = info.num_pending + info.num_ack_pending;
       const started = stored && new StartedConsumerMessages({ stream, consumer: durable, stored, livePending, live, maxDeliver: spec.maxDeliver ?? -1 });
+      lastStart = started;
+      startOwed = false;
       const drained = async (): Promise<boolean> => {
         if (started && !started.storedSettled) return false;
         const now = await consumer.info(false);

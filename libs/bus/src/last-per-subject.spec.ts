@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import type { ConsumerMessages, ConsumerNotification, JsMsg, StoredMsg } from '@nats-io/jetstream';
-import { StartedConsumerMessages } from './last-per-subject.js';
+import type { ConsumerMessages, ConsumerNotification, JetStreamManager, JsMsg, StoredMsg } from '@nats-io/jetstream';
+import { listSubjects, StartedConsumerMessages, SUBJECTS_PER_PAGE } from './last-per-subject.js';
 
 /** A stored message as a Direct Get answers it. */
 function stored(seq: number, subject = `s.${seq}`): StoredMsg {
@@ -75,7 +75,7 @@ class LiveMessages implements ConsumerMessages {
   }
 }
 
-const liveMsg = (seq: number): JsMsg => ({ seq, subject: `live.${seq}`, info: { pending: 0, deliveryCount: 1 } }) as unknown as JsMsg;
+const liveMsg = (seq: number, pending = 0): JsMsg => ({ seq, subject: `live.${seq}`, info: { pending, deliveryCount: 1 } }) as unknown as JsMsg;
 
 describe('StartedConsumerMessages', () => {
   beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }));
@@ -144,6 +144,71 @@ describe('StartedConsumerMessages', () => {
     assert.equal((await it.next()).done, true);
   });
 
+  it('says, with a retry, what is still to come: the stored messages not yet handed out, then what the durable has pending', async () => {
+    const live = new LiveMessages();
+    const sut = new StartedConsumerMessages({ stream: 'S', consumer: 'c', stored: [stored(3), stored(4), stored(5)], livePending: 2, live, maxDeliver: -1 });
+    const it = sut[Symbol.asyncIterator]();
+    const first = (await it.next()).value as JsMsg;
+    assert.equal(first.info.pending, 4);
+    first.nak(5);
+    mock.timers.tick(5);
+    const retry = (await it.next()).value as JsMsg;
+    // Taken for the last message (pending 0), it would mark the consumer caught up before 4 and 5.
+    assert.deepEqual([retry.seq, retry.info.deliveryCount, retry.info.pending], [3, 2, 4]);
+    const rest = [(await it.next()).value as JsMsg, (await it.next()).value as JsMsg];
+    assert.deepEqual(
+      rest.map((m) => [m.seq, m.info.pending]),
+      [
+        [4, 3],
+        [5, 2],
+      ],
+    );
+    rest[0]?.nak(10);
+    live.push(liveMsg(9, 7));
+    assert.equal(((await it.next()).value as JsMsg).seq, 9);
+    const again = it.next();
+    mock.timers.tick(10);
+    assert.deepEqual([((await again).value as JsMsg).seq, ((await again).value as JsMsg).info.pending], [4, 7]);
+    await sut.close();
+  });
+
+  it("is not settled when it closes with a stored message handed out and not settled, nak'd, or not handed out", async () => {
+    const open = (n: number): { sut: StartedConsumerMessages; it: AsyncIterator<JsMsg> } => {
+      const sut = new StartedConsumerMessages({ stream: 'S', consumer: 'c', stored: Array.from({ length: n }, (_, i) => stored(i + 1)), livePending: 0, live: new LiveMessages(), maxDeliver: -1 });
+      return { sut, it: sut[Symbol.asyncIterator]() };
+    };
+    // Handed out, and nak'd once the messages closed (its handler failed as the connection went).
+    const naked = open(1);
+    const m = (await naked.it.next()).value as JsMsg;
+    await naked.sut.close();
+    m.nak(1000);
+    assert.equal(naked.sut.storedSettled, false);
+    assert.deepEqual(
+      naked.sut.unsettledStored().map((u) => u.seq),
+      [1],
+    );
+    // Nak'd, its retry not yet due when they closed.
+    const waiting = open(1);
+    ((await waiting.it.next()).value as JsMsg).nak(1000);
+    await waiting.sut.close();
+    assert.equal(waiting.sut.storedSettled, false);
+    // One acked, the next never handed out.
+    const ahead = open(2);
+    ((await ahead.it.next()).value as JsMsg).ack();
+    await ahead.sut.close();
+    assert.equal(ahead.sut.storedSettled, false);
+    assert.deepEqual(
+      ahead.sut.unsettledStored().map((u) => u.seq),
+      [2],
+    );
+    // Handed out, and acked after they closed: settled.
+    const late = open(1);
+    const acked = (await late.it.next()).value as JsMsg;
+    await late.sut.close();
+    acked.ack();
+    assert.equal(late.sut.storedSettled, true);
+  });
+
   it('drops its retries when closed', async () => {
     const live = new LiveMessages();
     const sut = new StartedConsumerMessages({ stream: 'S', consumer: 'c', stored: [stored(3)], livePending: 0, live, maxDeliver: -1 });
@@ -153,5 +218,31 @@ describe('StartedConsumerMessages', () => {
     await sut.close();
     mock.timers.tick(1000);
     assert.equal((await next).done, true);
+  });
+});
+
+describe('listSubjects', () => {
+  /** A JetStreamManager whose stream info says `replicas` and lists `subjects`. */
+  const manager = (replicas: number | undefined, subjects: number): JetStreamManager =>
+    ({
+      streams: {
+        info: () =>
+          Promise.resolve({
+            config: { num_replicas: replicas },
+            state: { last_seq: 42, subjects: Object.fromEntries(Array.from({ length: subjects }, (_, i) => [`s.${i}`, 1])) },
+          }),
+      },
+    }) as unknown as JetStreamManager;
+
+  it('reads a start from a stream of one replica whose subjects came in one answer', async () => {
+    const listing = await listSubjects(manager(1, 3), 'S', 's.>');
+    assert.deepEqual(listing, { lastSeq: 42, subjects: ['s.0', 's.1', 's.2'], readable: true });
+    assert.equal((await listSubjects(manager(undefined, 0), 'S', 's.>')).readable, true);
+  });
+
+  it("leaves the start to the server's own policy on a replicated stream, or when the subjects came in pages", async () => {
+    assert.equal((await listSubjects(manager(3, 3), 'S', 's.>')).readable, false);
+    assert.equal((await listSubjects(manager(1, SUBJECTS_PER_PAGE), 'S', 's.>')).readable, false);
+    assert.equal((await listSubjects(manager(1, SUBJECTS_PER_PAGE - 1), 'S', 's.>')).readable, true);
   });
 });

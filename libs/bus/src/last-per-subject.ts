@@ -22,10 +22,30 @@ import type { MsgHdrs } from '@nats-io/transport-node';
 /** At most this many Direct Gets in flight while a start is read. */
 const GETS_IN_FLIGHT = 256;
 
+/** The most subjects nats-server lists in one stream info; past it, the list comes in pages. */
+export const SUBJECTS_PER_PAGE = 100_000;
+
+/** What `listSubjects` read: the stream's last sequence and the filter's subjects as they were listed. */
+export interface SubjectListing {
+  lastSeq: number;
+  subjects: string[];
+  /**
+   * Whether a start read from this listing delivers what the server's own policy would.
+   * Not when the stream is replicated: a Direct Get may be answered by a follower that has
+   * not yet stored what the leader's info counts in `lastSeq`, and the newer message of a
+   * subject would then be skipped for good (the durable starts after `lastSeq`). Nor when
+   * the subjects came in pages: nats.js keeps the last page's sequence, newer than the first
+   * pages' subjects, so a subject made in between could be missed.
+   */
+  readable: boolean;
+}
+
 /** The subjects matching `filter` that hold messages, and the stream's last sequence as they were listed. */
-export async function listSubjects(jsm: JetStreamManager, stream: string, filter: string): Promise<{ lastSeq: number; subjects: string[] }> {
+export async function listSubjects(jsm: JetStreamManager, stream: string, filter: string): Promise<SubjectListing> {
   const info = await jsm.streams.info(stream, { subjects_filter: filter });
-  return { lastSeq: info.state.last_seq, subjects: Object.keys(info.state.subjects ?? {}) };
+  const subjects = Object.keys(info.state.subjects ?? {});
+  const readable = (info.config.num_replicas ?? 1) <= 1 && subjects.length < SUBJECTS_PER_PAGE;
+  return { lastSeq: info.state.last_seq, subjects, readable };
 }
 
 /** The last message of each subject, those at or before `lastSeq`, oldest first. */
@@ -67,16 +87,31 @@ export class StartedConsumerMessages implements ConsumerMessages {
   private live?: AsyncIterator<JsMsg>;
   private waiting = false;
   private processed = 0;
-  /** Stored messages not yet settled: still to deliver, delivered and unsettled, or waiting to be delivered again. */
-  private unsettled: number;
+  /** Stored messages not yet handed out once. */
+  private storedAhead: number;
+  /** What the durable last said it had pending (its own count, as it delivered). */
+  private livePendingNow: number;
+  /** Stored messages not yet settled, by sequence: still to deliver, delivered and unsettled, or waiting to be delivered again. */
+  private readonly unsettled: Map<number, StoredMsg>;
 
   constructor(private readonly started: StartedMessages) {
-    this.unsettled = started.stored.length;
+    this.unsettled = new Map(started.stored.map((m) => [m.seq, m]));
+    this.storedAhead = started.stored.length;
+    this.livePendingNow = started.livePending;
   }
 
-  /** Whether every stored message was settled: acked, terminated, or given up after maxDeliver. */
+  /**
+   * Whether every stored message was settled: acked, terminated, or given up after maxDeliver.
+   * One still to hand out, handed out and not settled, nak'd, or waiting to be delivered again
+   * when the messages were closed, is not: the durable starts after them and never delivers it.
+   */
   get storedSettled(): boolean {
-    return this.unsettled === 0;
+    return this.unsettled.size === 0;
+  }
+
+  /** The stored messages not settled, oldest first: what the next open of the same durable must still deliver. */
+  unsettledStored(): StoredMsg[] {
+    return [...this.unsettled.values()].sort((a, b) => a.seq - b.seq);
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<JsMsg> {
@@ -84,7 +119,8 @@ export class StartedConsumerMessages implements ConsumerMessages {
     for (let i = 0; i < stored.length && !this.closing; i++) {
       yield* this.dueRetries();
       if (this.closing) return;
-      yield this.deliver(stored[i], 1, stored.length - 1 - i + livePending);
+      this.storedAhead = stored.length - 1 - i;
+      yield this.deliver(stored[i], 1, this.storedAhead + livePending);
     }
     const live = this.liveIterator();
     let next: Promise<IteratorResult<JsMsg>> | undefined;
@@ -101,6 +137,7 @@ export class StartedConsumerMessages implements ConsumerMessages {
       if (got === WAKE) continue;
       next = undefined;
       if (got.done) return;
+      this.livePendingNow = got.value.info.pending;
       yield got.value;
     }
   }
@@ -115,10 +152,15 @@ export class StartedConsumerMessages implements ConsumerMessages {
     return live.next().finally(() => (this.waiting = false));
   }
 
+  /**
+   * The stored messages due again. Each says what is still to come as JetStream's own
+   * redelivery would: the stored messages not yet handed out and what the durable has
+   * pending, so a retry is never taken for the last message before the rest arrive.
+   */
   private *dueRetries(): Generator<JsMsg> {
     while (this.retries.length > 0 && !this.closing) {
       const { msg, deliveryCount } = this.retries.shift() as { msg: StoredMsg; deliveryCount: number };
-      yield this.deliver(msg, deliveryCount, 0);
+      yield this.deliver(msg, deliveryCount, this.storedAhead + this.livePendingNow);
     }
   }
 
@@ -131,10 +173,12 @@ export class StartedConsumerMessages implements ConsumerMessages {
 
   private settle(msg: StoredMsg, deliveryCount: number, outcome: 'done' | 'again', delayMs: number): void {
     const { maxDeliver } = this.started;
-    if (outcome === 'done' || this.closing || (maxDeliver > 0 && deliveryCount >= maxDeliver)) {
-      this.unsettled--;
+    if (outcome === 'done' || (maxDeliver > 0 && deliveryCount >= maxDeliver)) {
+      this.unsettled.delete(msg.seq);
       return;
     }
+    // Nak'd as the messages close: left unsettled, for the next open to read again.
+    if (this.closing) return;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.retries.push({ msg, deliveryCount: deliveryCount + 1 });
@@ -179,7 +223,7 @@ export class StartedConsumerMessages implements ConsumerMessages {
   }
 
   getPending(): number {
-    return this.unsettled + this.started.live.getPending();
+    return this.unsettled.size + this.started.live.getPending();
   }
 
   getReceived(): number {
