@@ -144,6 +144,71 @@ describe('SchedulingService', () => {
     );
   });
 
+  /** Turns of the event loop until `done`, a bounded number of them. */
+  const until = async (what: string, done: () => boolean): Promise<void> => {
+    for (let turn = 0; turn < 1000 && !done(); turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.ok(done(), `never: ${what}`);
+  };
+
+  /** Two pods, a-0 and b-0, on a window of one binding: a-0's binding is held, so b-0's, decided, waits for the slot. */
+  const withBindingWaiting = async (): Promise<void> => {
+    const config = Object.assign(new SchedulerConfig(), { NODE_GRACE_SECONDS: 40, RESYNC_SECONDS: 5, BINDS_IN_FLIGHT: 1 });
+    const cache = new SchedulerCache(systemClock);
+    const assignments = new AssignmentsService(bus.bus, cache);
+    const transport = { caughtUp: () => Promise.resolve() } as unknown as JetStreamServer;
+    sut = new SchedulingService(config, systemClock, bus.bus, transport, cache, assignments, new NodeLifecycleService(config, bus.bus, cache));
+    facts = new SchedulerFacts({
+      pod: (e, d) => cache.applyPod(e, d),
+      node: (e, d) => cache.applyNode(e, d),
+      assignment: (e, d) => assignments.apply(e, d),
+    });
+    facts.nodeRegistered('node-1', T0);
+    facts.nodeRegistered('node-2', T0);
+    facts.podCreated('a-0', uidOf(0), T0);
+    facts.podCreated('b-0', uidOf(1), T0);
+    bus.hold = (subject, type) => type === 'PodScheduled' && subject === SUBJECTS.pod('default', 'a-0');
+    await sut.onApplicationBootstrap();
+    await until("a-0's binding sent", () => bus.of('PodScheduled').length === 1);
+  };
+
+  it("drops a binding that waited while another scheduler bound the pod, rather than expect the other's sequence", async () => {
+    await withBindingWaiting();
+    facts.podScheduled('b-0', uidOf(1), 'node-2', T0);
+    bus.release();
+    await sut.idle();
+    assert.deepEqual(
+      bus.of('PodScheduled').map((p) => p.subject),
+      [SUBJECTS.pod('default', 'a-0')],
+      'b-0 is bound once, by the other scheduler',
+    );
+    assert.equal(
+      bus.of('PodAssigned').some((p) => p.subject === SUBJECTS.assignment('node-1', uidOf(1))),
+      false,
+    );
+  });
+
+  it('drops a binding that waited while the pod was deleted: nothing is bound nor sent to a node for it', async () => {
+    await withBindingWaiting();
+    facts.podDeletionRequested('b-0', uidOf(1), T0);
+    bus.release();
+    await sut.idle();
+    mock.timers.tick(5_000);
+    await sut.idle();
+    assert.deepEqual(
+      bus.published.filter((p) => p.subject.endsWith(uidOf(1)) || p.subject === SUBJECTS.pod('default', 'b-0')).map((p) => p.type),
+      [],
+    );
+  });
+
+  it('expects the sequence a binding was decided at, when nothing changed while it waited', async () => {
+    await withBindingWaiting();
+    const decidedAt = facts.lastSeq;
+    bus.release();
+    await sut.idle();
+    const b = bus.of('PodScheduled').find((p) => p.subject === SUBJECTS.pod('default', 'b-0'));
+    assert.equal(b?.options.expectedLastSubjectSequence, decidedAt);
+  });
+
   it('gives the event loop turns during a pass over many pods', async () => {
     const pods = PASS_SLICE.pods * 3;
     for (const node of ['node-1', 'node-2', 'node-3']) facts.nodeRegistered(node, T0);

@@ -202,14 +202,16 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       unfit.set(key, placement.message);
       attempt('unschedulable');
       // With no node at all the pod's view already says "no nodes available to schedule pods", as Kubernetes does.
+      const decidedAt = pod.subjectSeq;
       if (candidates.length > 0)
         await binds.run(
-          () => this.recordUnschedulable(pod, placement.message),
+          () => this.recordUnschedulable(pod, placement.message, decidedAt),
           (error) => this.logger.error(`${podRef(pod)}: ${(error as Error).message}`),
         );
       return;
     }
     const node = placement.node;
+    const decidedAt = pod.subjectSeq;
     // Counted now, so the next decision in this pass sees it; a lost race leaves the node
     // counted a little full until the next pass rebuilds the candidates from the log.
     const chosen = candidates.findIndex((c) => c.name === node);
@@ -217,7 +219,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     // A fuller node rejects no fewer pods, but the messages' counts change.
     unfit.clear();
     await binds.run(
-      async () => attempt((await this.bind(pod, node)) ? 'scheduled' : 'error'),
+      async () => attempt((await this.bind(pod, node, decidedAt)) ? 'scheduled' : 'error'),
       (error) => {
         attempt('error');
         this.logger.error(`${podRef(pod)}: ${(error as Error).message}`);
@@ -225,11 +227,24 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     );
   }
 
+  /**
+   * Whether the pod's subject moved past `decidedAt`, the sequence a decision was made at, or
+   * the pod was bound or deleted since. A write decided on a pod waits for a slot in the
+   * window, and the cache folds meanwhile: another scheduler's binding, a deletion. Its
+   * compare-and-set must expect what was decided on, never the sequence the pod has by then.
+   */
+  private changedSince(pod: PodRecord, decidedAt: number, what: string): boolean {
+    if (pod.subjectSeq === decidedAt && pod.nodeName === undefined && pod.deletion === undefined && !pod.removed) return false;
+    this.logger.log(`${podRef(pod)} changed while its ${what} waited; deciding again`);
+    return true;
+  }
+
   /** Writes the binding, then the node's work: `PodScheduled` (compare-and-set), then `PodAssigned`. False when the pod changed meanwhile. */
-  private async bind(pod: PodRecord, node: string): Promise<boolean> {
+  private async bind(pod: PodRecord, node: string, decidedAt: number): Promise<boolean> {
+    if (this.changedSince(pod, decidedAt, 'binding')) return false;
     const stopBind = phaseTimer('bind');
     try {
-      const message = schedulerMessages.podScheduled(pod, node);
+      const message = schedulerMessages.podScheduled(pod, node, decidedAt);
       const { seq, envelope } = await this.bus.publish(message.subject, message.type, message.data, message.options);
       // Fold our own write now; the stream's copy of it arrives later.
       pod.nodeName = node;
@@ -254,10 +269,10 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
    * Records on the pod's subject why no node fits, once per distinct message: the API shows
    * it in the PodScheduled condition, and a new pass (any node or pod change) tries again.
    */
-  private async recordUnschedulable(pod: PodRecord, message: string): Promise<void> {
-    if (pod.unschedulable === message) return;
+  private async recordUnschedulable(pod: PodRecord, message: string, decidedAt: number): Promise<void> {
+    if (pod.unschedulable === message || this.changedSince(pod, decidedAt, 'reason')) return;
     try {
-      const sent = schedulerMessages.podUnschedulable(pod, message);
+      const sent = schedulerMessages.podUnschedulable(pod, message, decidedAt);
       const { seq } = await this.bus.publish(sent.subject, sent.type, sent.data, sent.options);
       pod.unschedulable = message;
       pod.subjectSeq = Math.max(pod.subjectSeq, seq);

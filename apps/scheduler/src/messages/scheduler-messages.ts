@@ -34,23 +34,26 @@ const causedBy = (pod: PodRecord): { causationId?: string } => (pod.eventId ? { 
  * that fails one takes the full check, which refuses it naming the field.
  */
 export const schedulerMessages = {
-  /** The binding, on the pod's subject, with compare-and-set against the pod's last sequence: two schedulers never both bind it. */
-  podScheduled(pod: PodRecord, node: string): SchedulerMessage<'PodScheduled'> {
+  /**
+   * The binding, on the pod's subject, with compare-and-set against the sequence the decision
+   * was made at (the pod's last, by default): two schedulers never both bind it.
+   */
+  podScheduled(pod: PodRecord, node: string, decidedAt = pod.subjectSeq): SchedulerMessage<'PodScheduled'> {
     return {
       subject: SUBJECTS.pod(pod.namespace, pod.name),
       type: 'PodScheduled',
       data: { uid: pod.uid, nodeName: node },
-      options: { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq, ...causedBy(pod), prevalidated: isPodUid(pod.uid) && isNodeName(node) },
+      options: { correlationId: pod.uid, expectedLastSubjectSequence: decidedAt, ...causedBy(pod), prevalidated: isPodUid(pod.uid) && isNodeName(node) },
     };
   },
 
-  /** Why no node fits, on the pod's subject, with compare-and-set. */
-  podUnschedulable(pod: PodRecord, message: string): SchedulerMessage<'PodUnschedulable'> {
+  /** Why no node fits, on the pod's subject, with compare-and-set against the sequence it was decided at. */
+  podUnschedulable(pod: PodRecord, message: string, decidedAt = pod.subjectSeq): SchedulerMessage<'PodUnschedulable'> {
     return {
       subject: SUBJECTS.pod(pod.namespace, pod.name),
       type: 'PodUnschedulable',
       data: { uid: pod.uid, message },
-      options: { correlationId: pod.uid, expectedLastSubjectSequence: pod.subjectSeq, ...causedBy(pod), prevalidated: isPodUid(pod.uid) && message.length > 0 },
+      options: { correlationId: pod.uid, expectedLastSubjectSequence: decidedAt, ...causedBy(pod), prevalidated: isPodUid(pod.uid) && message.length > 0 },
     };
   },
 
