@@ -200,6 +200,56 @@ describe('SchedulingService', () => {
     );
   });
 
+  it('drops a binding that waited while its node was cordoned, and binds the pod elsewhere', async () => {
+    await withBindingWaiting();
+    // a-0 went to node-1, so b-0 was decided for the emptier node-2.
+    facts.nodeCordoned('node-2', T0);
+    bus.release();
+    await sut.idle();
+    assert.deepEqual(
+      bus.of('PodScheduled').map((p) => [p.subject, p.data.nodeName]),
+      [
+        [SUBJECTS.pod('default', 'a-0'), 'node-1'],
+        [SUBJECTS.pod('default', 'b-0'), 'node-1'],
+      ],
+    );
+  });
+
+  it('keeps a binding whose node only reported the same status again while it waited', async () => {
+    await withBindingWaiting();
+    facts.nodeRegistered('node-2', T0 + 1000);
+    bus.release();
+    await sut.idle();
+    assert.deepEqual(
+      bus.of('PodScheduled').map((p) => p.data.nodeName),
+      ['node-1', 'node-2'],
+    );
+  });
+
+  it('stops deciding against a node cordoned during the pass; the pass it asked for binds the rest elsewhere', async () => {
+    const pods = PASS_SLICE.pods * 3;
+    // Room for every pod (110 each) without node-1.
+    for (const node of ['node-1', 'node-2', 'node-3']) facts.nodeRegistered(node, T0);
+    for (let i = 0; i < pods; i++) facts.podCreated(`web-${String(i).padStart(3, '0')}`, uidOf(i), T0);
+    let cordonedAfter: number | undefined;
+    setImmediate(() => {
+      cordonedAfter = bus.of('PodScheduled').length;
+      facts.nodeCordoned('node-1', T0);
+    });
+
+    await sut.onApplicationBootstrap();
+    await sut.idle();
+
+    assert.ok(cordonedAfter !== undefined && cordonedAfter < pods, `cordoned after ${cordonedAfter} of ${pods} bindings`);
+    const later = bus.of('PodScheduled').slice(cordonedAfter);
+    assert.equal(bus.of('PodScheduled').length, pods, 'every pod is bound once');
+    assert.deepEqual(
+      later.filter((p) => p.data.nodeName === 'node-1').map((p) => p.subject),
+      [],
+      'nothing decided after the cordon goes to node-1',
+    );
+  });
+
   it('expects the sequence a binding was decided at, when nothing changed while it waited', async () => {
     await withBindingWaiting();
     const decidedAt = facts.lastSeq;

@@ -1,7 +1,7 @@
 import { setImmediate as turnOfTheLoop } from 'node:timers/promises';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { BUS, JetStreamServer, SequenceConflictError, type Bus } from '#bus';
-import { STREAMS, SUBJECTS, type AnyEnvelope } from '#contracts';
+import { STREAMS, SUBJECTS, type AnyEnvelope, type NodeObject } from '#contracts';
 import { buildCandidates, fitKey, isNodeReady, searchNodes, withPod, type NodeCandidate, type Placement, type PodRecord } from '#domain';
 import { podRef } from '#observability';
 import { CLOCK, CoalescingQueue, type Clock } from '#workqueue';
@@ -41,6 +41,20 @@ export function asksForPass(envelope: AnyEnvelope, wasReady: (node: string) => b
 export const PASS_SLICE = { pods: 64, ms: 10 } as const;
 
 /**
+ * What of a node a placement reads: its labels, taints, cordon, allocatable and the agent's
+ * Ready condition. A node's full status comes again every NODE_STATUS_REPORT_SECONDS mostly
+ * unchanged; only a change of these makes a decision against the old node stale.
+ */
+function placementView(node: NodeObject | undefined): string {
+  if (!node) return '';
+  const ready = node.status.conditions?.find((c) => c.type === 'Ready')?.status;
+  return JSON.stringify([node.metadata.labels ?? {}, node.spec.taints ?? [], node.spec.unschedulable ?? false, node.status.allocatable, ready]);
+}
+
+/** The nodes a pass decided against, as they were when its candidates were built. */
+type NodesAt = ReadonlyMap<string, NodeObject>;
+
+/**
  * Binds pods to nodes and turns bindings and deletions into node work. Level-triggered:
  * every message folded into the cache that can change a decision asks for a pass (see
  * `asksForPass`), the resync asks every RESYNC_SECONDS, and every pass compares the cache
@@ -58,6 +72,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   private resync?: NodeJS.Timeout;
   /** Where the next pod's node search starts: kube-scheduler's round-robin over a sample of the nodes. */
   private nextStart = 0;
+  /** The nodes whose registration or cordon was folded since the pass's candidates were built. */
+  private readonly nodesFolded = new Set<string>();
 
   constructor(
     @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
@@ -71,6 +87,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     // A message that can change a decision asks for a pass. An assignment read back does not:
     // this scheduler assumed its own at once, and another's only spares a duplicate the stream would drop.
     this.cache.onFolded((envelope) => {
+      if (envelope.type === 'NodeRegistered' || envelope.type === 'NodeSpecChanged') this.nodesFolded.add(envelope.data.nodeName);
       if (asksForPass(envelope, (node) => this.nodeLifecycle.wasReady(node))) this.trigger();
     });
   }
@@ -104,13 +121,34 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     if (this.ready) this.passes.add();
   }
 
-  /** Every node with the requests and host ports of its non-terminal pods, once per pass. */
-  private candidates(now: number): NodeCandidate[] {
+  /** Every node with the requests and host ports of its non-terminal pods, once per pass; and the nodes they were built from. */
+  private candidates(now: number): { candidates: NodeCandidate[]; nodesAt: NodesAt } {
     const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
-    return buildCandidates(
-      this.cache.nodes.list().map((n) => ({ node: n.node, ready: isNodeReady(n, now, graceMs) })),
-      this.cache.pods.list(),
-    );
+    const nodes = this.cache.nodes.list();
+    this.nodesFolded.clear();
+    return {
+      candidates: buildCandidates(
+        nodes.map((n) => ({ node: n.node, ready: isNodeReady(n, now, graceMs) })),
+        this.cache.pods.list(),
+      ),
+      nodesAt: new Map(nodes.map((n) => [n.name, n.node])),
+    };
+  }
+
+  /**
+   * Whether `node` (or, without one, any node the pass decided against) no longer looks to a
+   * placement as it did when the candidates were built: cordoned, tainted, relabelled or
+   * resized while the pass gave the loop turns or a binding waited for its slot.
+   */
+  private nodesMoved(nodesAt: NodesAt, node?: string): boolean {
+    for (const name of node === undefined ? [...this.nodesFolded] : this.nodesFolded.has(node) ? [node] : []) {
+      const before = nodesAt.get(name);
+      // A node that joined meanwhile only adds room: this pass's decisions stand.
+      if (before === undefined) continue;
+      if (placementView(this.cache.nodes.get(name)?.node) !== placementView(before)) return true;
+      this.nodesFolded.delete(name);
+    }
+    return false;
   }
 
   private async pass(): Promise<void> {
@@ -120,7 +158,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     await this.nodeLifecycle.monitorNodes(now).catch((error: unknown) => this.logger.error(`node lifecycle failed: ${(error as Error).message}`));
     await this.nodeLifecycle.finalizeDeletions(now).catch((error: unknown) => this.logger.error(`finalising deletions failed: ${(error as Error).message}`));
     const stopCandidates = phaseTimer('candidates');
-    const candidates = this.candidates(now);
+    const { candidates, nodesAt } = this.candidates(now);
     stopCandidates();
     // Bindings are pipelined: decided one after the other against the candidates (each counted
     // on its node at once), their writes in flight together up to the window's bound.
@@ -134,11 +172,16 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
         await turnOfTheLoop();
         sliceStart = performance.now();
         sliced = 0;
+        // The pass the change asked for decides the rest against the nodes as they are now.
+        if (this.nodesMoved(nodesAt)) {
+          this.logger.log('a node changed during the pass; the next pass goes on');
+          break;
+        }
       }
       // A mirror's static pod runs from its node's own files: no scheduling, no node work.
       if (pod.mirror) continue;
       try {
-        if (!pod.nodeName && !pod.deletion) await this.schedule(pod, candidates, binds, unfit);
+        if (!pod.nodeName && !pod.deletion) await this.schedule(pod, candidates, nodesAt, binds, unfit);
         else if (pod.nodeName) {
           const node = pod.nodeName;
           const work = this.assignments.due(pod);
@@ -186,7 +229,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
    * of each fit key (see `fitKey`) that fit no node since the last binding: a pod with such a
    * key gets it without a search, which would reject every node again for the same reasons.
    */
-  private async schedule(pod: PodRecord, candidates: NodeCandidate[], binds: BindWindow, unfit: Map<string, string>): Promise<void> {
+  private async schedule(pod: PodRecord, candidates: NodeCandidate[], nodesAt: NodesAt, binds: BindWindow, unfit: Map<string, string>): Promise<void> {
     const attempt = startAttempt();
     const stopFilter = phaseTimer('filter_score');
     const key = fitKey(pod.manifest.spec);
@@ -219,7 +262,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     // A fuller node rejects no fewer pods, but the messages' counts change.
     unfit.clear();
     await binds.run(
-      async () => attempt((await this.bind(pod, node, decidedAt)) ? 'scheduled' : 'error'),
+      async () => attempt((await this.bind(pod, node, decidedAt, nodesAt)) ? 'scheduled' : 'error'),
       (error) => {
         attempt('error');
         this.logger.error(`${podRef(pod)}: ${(error as Error).message}`);
@@ -240,8 +283,12 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /** Writes the binding, then the node's work: `PodScheduled` (compare-and-set), then `PodAssigned`. False when the pod changed meanwhile. */
-  private async bind(pod: PodRecord, node: string, decidedAt: number): Promise<boolean> {
+  private async bind(pod: PodRecord, node: string, decidedAt: number, nodesAt: NodesAt): Promise<boolean> {
     if (this.changedSince(pod, decidedAt, 'binding')) return false;
+    if (this.nodesMoved(nodesAt, node)) {
+      this.logger.log(`node ${node} changed while the binding of ${podRef(pod)} waited; deciding again`);
+      return false;
+    }
     const stopBind = phaseTimer('bind');
     try {
       const message = schedulerMessages.podScheduled(pod, node, decidedAt);
