@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import type { JetStreamServer } from '#bus';
+import { BusUnavailableError, type JetStreamServer } from '#bus';
 import { SUBJECTS } from '#contracts';
 import { systemClock } from '#workqueue';
 import { RecordingBus, SchedulerFacts } from '../../../../test/fixtures/scheduler-facts.js';
@@ -9,7 +9,7 @@ import { SchedulerCache } from '../cache/scheduler-cache.service.js';
 import { NodeLifecycleService } from '../node-lifecycle/node-lifecycle.service.js';
 import { SchedulerConfig } from '../scheduler.config.js';
 import { schedulerMetrics } from '../metrics/scheduler.metrics.js';
-import { PASS_SLICE, SchedulingService } from './scheduling.service.js';
+import { PASS_SLICE, SchedulingService, UNANSWERED_BINDING_MS } from './scheduling.service.js';
 
 const T0 = Date.parse('2024-05-01T10:00:00.000Z');
 const UID = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
@@ -248,6 +248,51 @@ describe('SchedulingService', () => {
       [],
       'nothing decided after the cordon goes to node-1',
     );
+  });
+
+  describe('a binding whose write got no answer', () => {
+    const big = { containers: [{ name: 'app', image: 'busybox:1.36', resources: { requests: { cpu: '3' } } }] };
+    const lostAck = async (): Promise<void> => {
+      facts.nodeRegistered('node-1', T0);
+      facts.podCreated('z-0', uidOf(0), T0, big);
+      bus.refuse = (subject, type) =>
+        type === 'PodScheduled' && subject === SUBJECTS.pod('default', 'z-0') ? new BusUnavailableError('no answer in time') : undefined;
+      await sut.onApplicationBootstrap();
+      await sut.idle();
+      bus.refuse = () => undefined;
+      // The next pass, before the stream's copy of z-0's binding (if it was stored) is read.
+      facts.podCreated('b-0', uidOf(1), T0, big);
+      await sut.idle();
+    };
+    const boundTo = (name: string): string[] =>
+      bus
+        .of('PodScheduled')
+        .filter((p) => p.subject === SUBJECTS.pod('default', name))
+        .map((p) => p.data.nodeName as string);
+
+    it('is assumed on its node: the next pass neither puts another pod in its room nor decides its pod again', async () => {
+      await lostAck();
+      assert.deepEqual(boundTo('b-0'), []);
+      assert.deepEqual(
+        bus.of('PodUnschedulable').map((p) => [p.subject, p.data.message]),
+        [[SUBJECTS.pod('default', 'b-0'), '0/1 nodes are available: 1 Insufficient cpu.']],
+      );
+      assert.deepEqual(boundTo('z-0'), ['node-1'], 'z-0 is not bound a second time');
+      // The stream's copy says it was stored: z-0 stays, counted from the log now.
+      facts.podScheduled('z-0', uidOf(0), 'node-1', T0);
+      mock.timers.tick(UNANSWERED_BINDING_MS);
+      await sut.idle();
+      assert.deepEqual(boundTo('z-0'), ['node-1']);
+      assert.deepEqual(boundTo('b-0'), []);
+    });
+
+    it('is decided again once UNANSWERED_BINDING_MS passed and the log never showed it', async () => {
+      await lostAck();
+      mock.timers.tick(UNANSWERED_BINDING_MS);
+      await sut.idle();
+      assert.equal(boundTo('z-0').length + boundTo('b-0').length, 2, 'one of the two is bound now, beside the unanswered write');
+      assert.deepEqual(boundTo('z-0').slice(0, 1), ['node-1']);
+    });
   });
 
   it('expects the sequence a binding was decided at, when nothing changed while it waited', async () => {

@@ -54,6 +54,22 @@ function placementView(node: NodeObject | undefined): string {
 /** The nodes a pass decided against, as they were when its candidates were built. */
 type NodesAt = ReadonlyMap<string, NodeObject>;
 
+/** A binding written without an answer: the pod, the node, the sequence it was decided at, and when. */
+interface UnansweredBinding {
+  pod: PodRecord;
+  node: string;
+  decidedAt: number;
+  atMs: number;
+}
+
+/**
+ * How long a binding whose write got no answer is assumed stored, at most: its pod is counted
+ * on the node and not decided again meanwhile, as kube-scheduler keeps an assumed pod until
+ * its binding is confirmed. The stream's copy of a stored binding, or any later change of the
+ * pod's subject, ends the wait sooner.
+ */
+export const UNANSWERED_BINDING_MS = 30_000;
+
 /**
  * Binds pods to nodes and turns bindings and deletions into node work. Level-triggered:
  * every message folded into the cache that can change a decision asks for a pass (see
@@ -74,6 +90,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   private nextStart = 0;
   /** The nodes whose registration or cordon was folded since the pass's candidates were built. */
   private readonly nodesFolded = new Set<string>();
+  /** Bindings whose write got no answer, by pod uid: assumed on their node until the log says (see `countUnanswered`). */
+  private readonly unanswered = new Map<string, UnansweredBinding>();
 
   constructor(
     @Inject(SCHEDULER_CONFIG) private readonly config: SchedulerConfig,
@@ -136,6 +154,25 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /**
+   * Counts each binding whose write got no answer on its node, for this pass, while the log
+   * has not said what became of it and UNANSWERED_BINDING_MS have not passed: such a write may
+   * have been stored, and a node that takes other pods in its room meanwhile is overcommitted.
+   * Returns the uids of those pods, which the pass does not decide again.
+   */
+  private countUnanswered(now: number, candidates: NodeCandidate[]): ReadonlySet<string> {
+    for (const [uid, { pod, node, decidedAt, atMs }] of this.unanswered) {
+      const told = pod.subjectSeq !== decidedAt || pod.nodeName !== undefined || pod.deletion !== undefined || pod.removed;
+      if (told || now - atMs >= UNANSWERED_BINDING_MS) {
+        this.unanswered.delete(uid);
+        continue;
+      }
+      const at = candidates.findIndex((c) => c.name === node);
+      if (at !== -1) candidates[at] = withPod(candidates[at], pod.manifest.spec);
+    }
+    return new Set(this.unanswered.keys());
+  }
+
+  /**
    * Whether `node` (or, without one, any node the pass decided against) no longer looks to a
    * placement as it did when the candidates were built: cordoned, tainted, relabelled or
    * resized while the pass gave the loop turns or a binding waited for its slot.
@@ -159,6 +196,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     await this.nodeLifecycle.finalizeDeletions(now).catch((error: unknown) => this.logger.error(`finalising deletions failed: ${(error as Error).message}`));
     const stopCandidates = phaseTimer('candidates');
     const { candidates, nodesAt } = this.candidates(now);
+    const assumed = this.countUnanswered(now, candidates);
     stopCandidates();
     // Bindings are pipelined: decided one after the other against the candidates (each counted
     // on its node at once), their writes in flight together up to the window's bound.
@@ -181,8 +219,9 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       // A mirror's static pod runs from its node's own files: no scheduling, no node work.
       if (pod.mirror) continue;
       try {
-        if (!pod.nodeName && !pod.deletion) await this.schedule(pod, candidates, nodesAt, binds, unfit);
-        else if (pod.nodeName) {
+        if (!pod.nodeName && !pod.deletion) {
+          if (!assumed.has(pod.uid)) await this.schedule(pod, candidates, nodesAt, binds, unfit);
+        } else if (pod.nodeName) {
           const node = pod.nodeName;
           const work = this.assignments.due(pod);
           if (work === 'assign') await binds.run(() => this.assignments.assign(pod, node), failed(pod));
@@ -292,7 +331,11 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     const stopBind = phaseTimer('bind');
     try {
       const message = schedulerMessages.podScheduled(pod, node, decidedAt);
-      const { seq, envelope } = await this.bus.publish(message.subject, message.type, message.data, message.options);
+      const { seq, envelope } = await this.bus.publish(message.subject, message.type, message.data, message.options).catch((error: unknown) => {
+        // No answer (a timeout, the connection lost): the binding may be stored all the same.
+        if (!(error instanceof SequenceConflictError)) this.unanswered.set(pod.uid, { pod, node, decidedAt, atMs: this.clock.now() });
+        throw error;
+      });
       // Fold our own write now; the stream's copy of it arrives later.
       pod.nodeName = node;
       delete pod.unschedulable;
