@@ -174,7 +174,14 @@ describe('StartedConsumerMessages', () => {
 
   it("is not settled when it closes with a stored message handed out and not settled, nak'd, or not handed out", async () => {
     const open = (n: number): { sut: StartedConsumerMessages; it: AsyncIterator<JsMsg> } => {
-      const sut = new StartedConsumerMessages({ stream: 'S', consumer: 'c', stored: Array.from({ length: n }, (_, i) => stored(i + 1)), livePending: 0, live: new LiveMessages(), maxDeliver: -1 });
+      const sut = new StartedConsumerMessages({
+        stream: 'S',
+        consumer: 'c',
+        stored: Array.from({ length: n }, (_, i) => stored(i + 1)),
+        livePending: 0,
+        live: new LiveMessages(),
+        maxDeliver: -1,
+      });
       return { sut, it: sut[Symbol.asyncIterator]() };
     };
     // Handed out, and nak'd once the messages closed (its handler failed as the connection went).

@@ -244,7 +244,9 @@ function damaged(plain: unknown, damages: Array<[number, Damage]>): unknown {
     const paths = pathsOf(copy);
     if (paths.length === 0) return copy;
     const path = paths[pick % paths.length];
-    const parent = path.slice(0, -1).reduce<Record<string | number, unknown>>((o, key) => o[key] as Record<string | number, unknown>, copy as Record<string, unknown>);
+    const parent = path
+      .slice(0, -1)
+      .reduce<Record<string | number, unknown>>((o, key) => o[key] as Record<string | number, unknown>, copy as Record<string, unknown>);
     const key = path[path.length - 1];
     if (damage === 'drop') {
       if (Array.isArray(parent)) parent.splice(Number(key), 1);
@@ -276,9 +278,15 @@ describe('parseContract against class-validator walking every rule', () => {
     assert.equal(filtered, 1);
     assert.equal(calls, 1);
     // A condition that throws on what the object lacks throws class-validator's TypeError either way.
-    assert.equal(withEveryRuleWalked(() => outcome(Guarded, {})), 'TypeError');
+    assert.equal(
+      withEveryRuleWalked(() => outcome(Guarded, {})),
+      'TypeError',
+    );
     assert.equal(outcome(Guarded, {}), 'TypeError');
-    assert.deepEqual(outcome(Guarded, { mode: 'm', guarded: 7 }), withEveryRuleWalked(() => outcome(Guarded, { mode: 'm', guarded: 7 })));
+    assert.deepEqual(
+      outcome(Guarded, { mode: 'm', guarded: 7 }),
+      withEveryRuleWalked(() => outcome(Guarded, { mode: 'm', guarded: 7 })),
+    );
     assert.equal((outcome(Guarded, { mode: 'm', guarded: 7 }) as FieldCause[])[0]?.field, 'guarded');
   });
 
