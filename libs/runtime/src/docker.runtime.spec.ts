@@ -658,6 +658,49 @@ describe('DockerRuntime keeps the list of a watched label set until something ch
     await after.done;
   });
 
+  it('inspects again what it inspected before the stream it watches opened, and at each relist', async () => {
+    const json = runningSandboxJson();
+    json.State = { ...json.State, Status: 'exited' };
+    const streams = [new PassThrough(), new PassThrough()];
+    const clock = { ms: 1_000_000 };
+    let inspects = 0;
+    const sut = new DockerRuntime(
+      fakeDocker({
+        getEvents: async () => streams.shift(),
+        listContainers: async () => [{ Id: json.Id, State: 'exited' }],
+        getContainer: () => ({
+          inspect: async () => {
+            inspects++;
+            return structuredClone(json);
+          },
+        }),
+      }),
+      { relistSeconds: 60, now: () => clock.ms },
+    );
+    const first = new AbortController();
+    const before = watch(sut, first.signal);
+    await before.subscribed;
+    await sut.listContainers(NODE);
+    assert.equal(inspects, 1);
+    first.abort();
+    await before.done;
+    const second = new AbortController();
+    const after = watch(sut, second.signal);
+    await after.subscribed;
+    // Between the streams an event may have been lost (an oom after its die): the state the list shows is the same.
+    await sut.listContainers(NODE);
+    assert.equal(inspects, 2, 'inspected again under the new stream');
+    clock.ms += 30_000;
+    // A list of other labels, while the kept one stands: the inspect stands too.
+    await sut.listContainers({ 'io.jetlet.pod.uid': 'u' });
+    assert.equal(inspects, 2);
+    clock.ms += 30_000;
+    await sut.listContainers(NODE);
+    assert.equal(inspects, 3, 'the relist period ran out: inspected again');
+    second.abort();
+    await after.done;
+  });
+
   it('keeps no list that holds a container in a passing state', async () => {
     const { sut, lists } = engine('created');
     const controller = new AbortController();

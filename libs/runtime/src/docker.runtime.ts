@@ -322,7 +322,8 @@ export class DockerRuntime implements ContainerRuntime {
     else if (isDockerode(docker)) this.docker = docker;
     else this.docker = new Dockerode(docker);
     this.relistMs = (options.relistSeconds ?? DEFAULT_RELIST_SECONDS) * 1000;
-    this.now = options.now ?? Date.now;
+    // Monotonic: a wall clock stepped back would keep a list that long past relistSeconds.
+    this.now = options.now ?? (() => performance.now());
   }
 
   async info(): Promise<RuntimeInfo> {
@@ -586,12 +587,22 @@ export class DockerRuntime implements ContainerRuntime {
    * PLEG relists every 300 s): an idle pass then asks the engine nothing. A list holding a
    * container in a passing state (created, restarting, removing) is not kept: a failed start
    * changes only what an inspect says.
+   *
+   * The inspects behind a list are kept on the same terms: none taken before the event stream
+   * opened or after it ended (each event drops its container's), and none past a relist that
+   * `relistSeconds` asked for. An event lost with a broken stream (a change that keeps the
+   * listed state, such as an `oom` that follows its `die`, or a container started again in
+   * place and dead again) is so seen by the first list under the next stream.
    */
   async listContainers(labels: Record<string, string>): Promise<RuntimeContainer[]> {
     const key = describeLabels(labels);
     const stamp = this.stamp(key);
     const kept = this.lists.get(key);
-    if (stamp !== undefined && kept?.stamp === stamp && this.now() - kept.atMs < this.relistMs) return [...kept.containers];
+    const current = stamp !== undefined && kept?.stamp === stamp;
+    if (current && this.now() - kept.atMs < this.relistMs) return [...kept.containers];
+    // The relist of a list that stood relistSeconds: everything is inspected again. (With
+    // relistSeconds 0 no list is kept, and the inspects stand as long as the listed states do.)
+    if (current && this.relistMs > 0) this.inspected.clear();
     this.lists.delete(key);
     let listed: Docker.ContainerInfo[];
     const atMs = this.now();
@@ -640,6 +651,8 @@ export class DockerRuntime implements ContainerRuntime {
     // A stream of its own: a list asked for under an earlier one never matches it.
     const watch = { id: ++this.watchIds, changes: 0 };
     this.watches.set(key, watch);
+    // What was inspected with no stream open may have changed unseen.
+    this.inspected.clear();
     onSubscribed?.();
     const onAbort = (): void => {
       stream.destroy();
@@ -661,9 +674,10 @@ export class DockerRuntime implements ContainerRuntime {
       if (signal.aborted) return;
       throw this.wrap(err, what);
     } finally {
-      // Without the stream nothing tells of changes: lists are asked for again.
+      // Without the stream nothing tells of changes: lists, and what they inspected, are asked for again.
       if (this.watches.get(key) === watch) this.watches.delete(key);
       this.lists.delete(key);
+      this.inspected.clear();
       signal.removeEventListener('abort', onAbort);
       // A destroyed socket can still report a reset afterwards; with no listener left
       // that would be an uncaught 'error' event.
