@@ -21,10 +21,9 @@ describe('SchedulingService', () => {
   let facts: SchedulerFacts;
   let sut: SchedulingService;
 
-  beforeEach(() => {
-    mock.timers.enable({ apis: ['Date', 'setInterval'], now: T0 });
-    bus = new RecordingBus();
-    const config = Object.assign(new SchedulerConfig(), { NODE_GRACE_SECONDS: 40, RESYNC_SECONDS: 5, BINDS_IN_FLIGHT: 4 });
+  /** A scheduler on `bus` with a window of `bindsInFlight` bindings, and the facts its cache folds. */
+  const build = (bindsInFlight: number): void => {
+    const config = Object.assign(new SchedulerConfig(), { NODE_GRACE_SECONDS: 40, RESYNC_SECONDS: 5, BINDS_IN_FLIGHT: bindsInFlight });
     const cache = new SchedulerCache(systemClock);
     const assignments = new AssignmentsService(bus.bus, cache);
     const transport = { caughtUp: () => Promise.resolve() } as unknown as JetStreamServer;
@@ -34,6 +33,12 @@ describe('SchedulingService', () => {
       node: (e, d) => cache.applyNode(e, d),
       assignment: (e, d) => assignments.apply(e, d),
     });
+  };
+
+  beforeEach(() => {
+    mock.timers.enable({ apis: ['Date', 'setInterval'], now: T0 });
+    bus = new RecordingBus();
+    build(4);
   });
 
   afterEach(async () => {
@@ -152,16 +157,7 @@ describe('SchedulingService', () => {
 
   /** Two pods, a-0 and b-0, on a window of one binding: a-0's binding is held, so b-0's, decided, waits for the slot. */
   const withBindingWaiting = async (): Promise<void> => {
-    const config = Object.assign(new SchedulerConfig(), { NODE_GRACE_SECONDS: 40, RESYNC_SECONDS: 5, BINDS_IN_FLIGHT: 1 });
-    const cache = new SchedulerCache(systemClock);
-    const assignments = new AssignmentsService(bus.bus, cache);
-    const transport = { caughtUp: () => Promise.resolve() } as unknown as JetStreamServer;
-    sut = new SchedulingService(config, systemClock, bus.bus, transport, cache, assignments, new NodeLifecycleService(config, bus.bus, cache));
-    facts = new SchedulerFacts({
-      pod: (e, d) => cache.applyPod(e, d),
-      node: (e, d) => cache.applyNode(e, d),
-      assignment: (e, d) => assignments.apply(e, d),
-    });
+    build(1);
     facts.nodeRegistered('node-1', T0);
     facts.nodeRegistered('node-2', T0);
     facts.podCreated('a-0', uidOf(0), T0);

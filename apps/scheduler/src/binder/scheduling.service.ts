@@ -51,6 +51,14 @@ function placementView(node: NodeObject | undefined): string {
   return JSON.stringify([node.metadata.labels ?? {}, node.spec.taints ?? [], node.spec.unschedulable ?? false, node.status.allocatable, ready]);
 }
 
+/**
+ * Whether the pod's subject moved past `decidedAt`, the sequence a decision on it was made
+ * at, or the pod was bound or deleted since: the log has said more than the decision knew.
+ */
+function movedSince(pod: PodRecord, decidedAt: number): boolean {
+  return pod.subjectSeq !== decidedAt || pod.nodeName !== undefined || pod.deletion !== undefined || pod.removed;
+}
+
 /** The nodes a pass decided against, as they were when its candidates were built. */
 type NodesAt = ReadonlyMap<string, NodeObject>;
 
@@ -161,8 +169,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
    */
   private countUnanswered(now: number, candidates: NodeCandidate[]): ReadonlySet<string> {
     for (const [uid, { pod, node, decidedAt, atMs }] of this.unanswered) {
-      const told = pod.subjectSeq !== decidedAt || pod.nodeName !== undefined || pod.deletion !== undefined || pod.removed;
-      if (told || now - atMs >= UNANSWERED_BINDING_MS) {
+      if (movedSince(pod, decidedAt) || now - atMs >= UNANSWERED_BINDING_MS) {
         this.unanswered.delete(uid);
         continue;
       }
@@ -178,7 +185,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
    * resized while the pass gave the loop turns or a binding waited for its slot.
    */
   private nodesMoved(nodesAt: NodesAt, node?: string): boolean {
-    for (const name of node === undefined ? [...this.nodesFolded] : this.nodesFolded.has(node) ? [node] : []) {
+    const folded = node === undefined ? [...this.nodesFolded] : [node].filter((name) => this.nodesFolded.has(name));
+    for (const name of folded) {
       const before = nodesAt.get(name);
       // A node that joined meanwhile only adds room: this pass's decisions stand.
       if (before === undefined) continue;
@@ -310,13 +318,13 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /**
-   * Whether the pod's subject moved past `decidedAt`, the sequence a decision was made at, or
-   * the pod was bound or deleted since. A write decided on a pod waits for a slot in the
-   * window, and the cache folds meanwhile: another scheduler's binding, a deletion. Its
-   * compare-and-set must expect what was decided on, never the sequence the pod has by then.
+   * Whether the pod moved since the decision (`movedSince`), logged. A write decided on a pod
+   * waits for a slot in the window, and the cache folds meanwhile: another scheduler's
+   * binding, a deletion. Its compare-and-set must expect what was decided on, never the
+   * sequence the pod has by then.
    */
   private changedSince(pod: PodRecord, decidedAt: number, what: string): boolean {
-    if (pod.subjectSeq === decidedAt && pod.nodeName === undefined && pod.deletion === undefined && !pod.removed) return false;
+    if (!movedSince(pod, decidedAt)) return false;
     this.logger.log(`${podRef(pod)} changed while its ${what} waited; deciding again`);
     return true;
   }
