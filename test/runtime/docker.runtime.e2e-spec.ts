@@ -269,6 +269,53 @@ describe('DockerRuntime (real engine)', { timeout: 120_000 }, () => {
     await consumer; // ends without throwing once aborted
   });
 
+  it('sends a stream opened again what happened while none was open, and nothing twice', async () => {
+    const labels = { [LABELS.node]: prefix, [LABELS.containerName]: 'resumed' };
+    const run = async (name: string): Promise<string> => {
+      const config = appConfig(name, { entrypoint: ['sh', '-c', 'exit 4'] });
+      const id = await sut.createContainer(sandbox.id, { ...config, labels: { ...config.labels, [LABELS.containerName]: 'resumed' } });
+      await sut.startContainer(id);
+      return id;
+    };
+    /** One stream of `labels`, read until container `id` died; `act` runs once the engine answered. */
+    const stream = async (id: string | (() => Promise<string>)): Promise<{ seen: RuntimeEvent[]; id: string }> => {
+      const seen: RuntimeEvent[] = [];
+      const controller = new AbortController();
+      let known = typeof id === 'string' ? id : '';
+      const done = (): boolean => seen.some((e) => e.containerId === known && e.action === 'die');
+      let acting: Promise<void> = Promise.resolve();
+      const act = (): void => {
+        if (typeof id === 'string') return;
+        acting = id().then((started) => {
+          known = started;
+          if (done()) controller.abort();
+        });
+      };
+      // At most 15 s: a stream the die never comes on ends, and the assertions below say so.
+      const guard = setTimeout(() => controller.abort(), 15_000);
+      for await (const event of sut.events(labels, controller.signal, act)) {
+        seen.push(event);
+        if (done()) controller.abort();
+      }
+      clearTimeout(guard);
+      await acting;
+      return { seen, id: known };
+    };
+    const actions = (seen: RuntimeEvent[], id: string): string[] =>
+      seen.filter((e) => e.containerId === id && ['start', 'die'].includes(e.action)).map((e) => e.action);
+
+    const { seen: seenFirst, id: first } = await stream(() => run('resumed-1'));
+    // With no stream open: a container starts and dies unseen.
+    const second = await run('resumed-2');
+    await waitFor('the second container exited', async () => ((await sut.inspectContainer(second))?.state === 'exited' ? true : undefined));
+    const { seen: seenSecond } = await stream(second);
+
+    assert.deepEqual(actions(seenFirst, first), ['start', 'die']);
+    assert.deepEqual(actions(seenSecond, second), ['start', 'die']);
+    assert.equal(seenSecond.find((e) => e.containerId === second && e.action === 'die')?.exitCode, 4);
+    assert.deepEqual(actions(seenSecond, first), [], "the first stream's events came again");
+  });
+
   it('ends events immediately for an already aborted signal', async () => {
     const controller = new AbortController();
     controller.abort();

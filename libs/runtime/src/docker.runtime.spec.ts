@@ -411,6 +411,40 @@ describe('DockerRuntime with a fake engine client', () => {
     );
   });
 
+  it('asks the engine for the events since its stream opened, then since the last one delivered', async () => {
+    const streams = [new PassThrough(), new PassThrough()];
+    const asked: number[] = [];
+    const sut = new DockerRuntime(
+      fakeDocker({
+        getEvents: async (opts: { since: number }) => {
+          asked.push(opts.since);
+          return streams[asked.length - 1];
+        },
+      }),
+    );
+    const line = (id: string, action: string, timeNano: number): string =>
+      JSON.stringify({ Type: 'container', Action: action, Actor: { ID: id, Attributes: {} }, timeNano }) + '\n';
+    const t = 1_714_557_600_123_456_000;
+    const seen: string[] = [];
+    const drain = async (): Promise<void> => {
+      await assert.rejects(async () => {
+        for await (const event of sut.events({ 'io.jetlet.node': 'n1' }, new AbortController().signal)) seen.push(`${event.containerId} ${event.action}`);
+      }, /ended unexpectedly/);
+    };
+
+    const before = Date.now();
+    streams[0]?.end(line('a', 'start', t) + line('a', 'die', t + 5_000) + line('b', 'start', t + 5_000));
+    await drain();
+    // The first stream asks from its own start: what happens before the engine subscribes is sent too.
+    assert.ok(asked[0] !== undefined && asked[0] >= before / 1000 - 1e-3 && asked[0] <= Date.now() / 1000, `since ${asked[0]}`);
+
+    // The engine sends again what it holds since then: the events at the last time delivered, and a new one at that time.
+    streams[1]?.end(line('a', 'die', t + 5_000) + line('b', 'start', t + 5_000) + line('c', 'start', t + 5_000) + line('a', 'destroy', t + 9_000));
+    await drain();
+    assert.equal(asked[1], (t + 5_000 - 1000) / 1e9);
+    assert.deepEqual(seen, ['a start', 'a die', 'b start', 'c start', 'a destroy']);
+  });
+
   it('rejects a pull whose progress stream reports an error', async () => {
     const progress = '{"status":"Pulling from jetlet/x","id":"1"}\n' + '{"errorDetail":{"message":"manifest unknown"},"error":"manifest unknown"}\n';
     const sut = new DockerRuntime(fakeDocker({ pull: async () => Readable.from([Buffer.from(progress)]), modem: new Docker().modem }));

@@ -171,6 +171,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * down the watch.
  */
 export function parseEventLine(line: string): RuntimeEvent | undefined {
+  return parseEvent(line)?.event;
+}
+
+/**
+ * `parseEventLine`, with the engine's time of the event in ns as far as a double holds it
+ * (undefined when the line has no time): what a stream opened again resumes from.
+ */
+function parseEvent(line: string): { event: RuntimeEvent; timeNano: number | undefined } | undefined {
   let raw: unknown;
   try {
     raw = JSON.parse(line);
@@ -196,15 +204,9 @@ export function parseEventLine(line: string): RuntimeEvent | undefined {
     if (!NON_LABEL_ATTRIBUTES.has(key) && typeof value === 'string') labels[key] = value;
   }
 
-  let timeMs: number;
-  if (typeof raw['timeNano'] === 'number') {
-    // timeNano exceeds 2^53 so JSON.parse rounds it, but only below the microsecond.
-    timeMs = Math.floor(raw['timeNano'] / 1e6);
-  } else if (typeof raw['time'] === 'number') {
-    timeMs = raw['time'] * 1000;
-  } else {
-    timeMs = Date.now();
-  }
+  // timeNano exceeds 2^53 so JSON.parse rounds it, but only below the microsecond.
+  const timeNano = typeof raw['timeNano'] === 'number' ? raw['timeNano'] : typeof raw['time'] === 'number' ? raw['time'] * 1e9 : undefined;
+  const timeMs = timeNano === undefined ? Date.now() : Math.floor(timeNano / 1e6);
 
   const event: RuntimeEvent = { containerId: id, action, labels, timeMs };
   // exec_die also carries an exitCode, but that is the exec's, not the container's.
@@ -212,7 +214,45 @@ export function parseEventLine(line: string): RuntimeEvent | undefined {
     const exitCode = Number.parseInt(attributes['exitCode'], 10);
     if (Number.isFinite(exitCode)) event.exitCode = exitCode;
   }
-  return event;
+  return { event, timeNano };
+}
+
+/**
+ * Where the streams of one label filter have got to: the newest event delivered, and which
+ * events came at that very time. A stream opened again asks the engine for everything from
+ * there on (the engine keeps its last 1,024 events) and skips what was delivered already.
+ */
+class EventResume {
+  /** This process's clock when the first stream opened: where to resume while none came. */
+  private openedNano: number | undefined;
+  /** The engine's time of the newest event delivered. */
+  private lastNano = -Infinity;
+  private readonly atLast = new Set<string>();
+
+  /**
+   * The engine's `since` for the next stream, in seconds: the newest event delivered, else
+   * the first stream's opening. A microsecond early, since a double holds seconds to a
+   * quarter of one. (Only the engine's own times of events are compared with each other:
+   * its clock may not be this one.)
+   */
+  since(nowMs: number): number {
+    this.openedNano ??= nowMs * 1e6;
+    return ((this.lastNano === -Infinity ? this.openedNano : this.lastNano) - 1000) / 1e9;
+  }
+
+  /** False for an event delivered before (one the engine sends again since `since`); else notes it. */
+  take(event: RuntimeEvent, timeNano: number | undefined): boolean {
+    // With no time in the line nothing tells it apart from what came before: always new.
+    if (timeNano === undefined) return true;
+    const what = `${event.containerId} ${event.action}`;
+    if (timeNano < this.lastNano || (timeNano === this.lastNano && this.atLast.has(what))) return false;
+    if (timeNano > this.lastNano) {
+      this.lastNano = timeNano;
+      this.atLast.clear();
+    }
+    this.atLast.add(what);
+    return true;
+  }
 }
 
 /**
@@ -312,6 +352,8 @@ export class DockerRuntime implements ContainerRuntime {
   private watchIds = 0;
   private changes = 0;
   private readonly lists = new Map<string, ListedAt>();
+  /** By label filter: where its event streams have got to (see EventResume). */
+  private readonly resumes = new Map<string, EventResume>();
   private readonly relistMs: number;
   private readonly now: () => number;
 
@@ -632,13 +674,19 @@ export class DockerRuntime implements ContainerRuntime {
 
   async *events(labels: Record<string, string>, signal: AbortSignal, onSubscribed?: () => void): AsyncGenerator<RuntimeEvent> {
     if (signal.aborted) return;
-    const what = `watch events with labels ${describeLabels(labels)}`;
+    const key = describeLabels(labels);
+    const what = `watch events with labels ${key}`;
+    const resume = this.resumes.get(key) ?? new EventResume();
+    this.resumes.set(key, resume);
     let source: NodeJS.ReadableStream;
     try {
       // No abortSignal for dockerode: aborting its request makes the response emit an
       // error after we are gone; destroying the stream ourselves is quieter.
       call('events');
       source = await this.docker.getEvents({
+        // The engine answers before it subscribes: without `since` an event in between would
+        // be lost, and so would every event while an earlier stream was down.
+        since: resume.since(Date.now()),
         filters: { type: ['container'], label: toLabelFilters(labels) },
       });
     } catch (err) {
@@ -647,7 +695,6 @@ export class DockerRuntime implements ContainerRuntime {
     }
     const stream = source instanceof Readable ? source : new Readable().wrap(source);
     // From here on every change of a container with these labels comes as an event: a list taken now can be kept until one does.
-    const key = describeLabels(labels);
     // A stream of its own: a list asked for under an earlier one never matches it.
     const watch = { id: ++this.watchIds, changes: 0 };
     this.watches.set(key, watch);
@@ -661,8 +708,9 @@ export class DockerRuntime implements ContainerRuntime {
     try {
       if (signal.aborted) return;
       for await (const line of splitLines(stream)) {
-        const event = parseEventLine(line);
-        if (event === undefined) continue;
+        const parsed = parseEvent(line);
+        if (parsed === undefined || !resume.take(parsed.event, parsed.timeNano)) continue;
+        const { event } = parsed;
         // Whatever happened, the cached inspect of this container and the kept list may be stale now.
         this.inspected.delete(event.containerId);
         watch.changes++;
