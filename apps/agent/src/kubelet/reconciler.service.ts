@@ -216,6 +216,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
         switch (action.kind) {
           case 'ReportRemoved':
             await this.status.reportRemoved(action.pod);
+            this.executor.forget(action.pod.uid);
             this.desired.forget(action.pod.uid);
             this.admission.forget(action.pod.uid);
             this.eviction.forget(action.pod.uid);

@@ -81,7 +81,8 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
     // Docker sends 'oom' just before 'die': remember it so the death is reported as OOMKilled.
     const oomKilled = this.oomKilled.has(event.containerId);
     if (event.action === 'oom') this.oomKilled.add(event.containerId);
-    if (event.action === 'die') this.oomKilled.delete(event.containerId);
+    // And forgotten with its death, or with the container (an `oom` may follow its `die`).
+    if (event.action === 'die' || event.action === 'destroy') this.oomKilled.delete(event.containerId);
     const exitReason = event.action !== 'die' ? undefined : oomKilled ? 'OOMKilled' : event.exitCode === 0 ? 'Completed' : 'Error';
     const labels = event.labels;
     const uid = labels[LABELS.podUid];

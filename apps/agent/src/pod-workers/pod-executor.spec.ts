@@ -162,6 +162,17 @@ describe('PodExecutor: sandboxes', () => {
     assert.deepEqual(calls, ['create web', 'remove web']);
     assert.deepEqual(await runtime.listContainers({ [LABELS.podUid]: UID, [LABELS.kind]: 'container' }), []);
   });
+
+  it("forgets why a pod's containers waited once told to, as for a pod removed with nothing to remove", async () => {
+    const desired = pod();
+    const containers = [{ name: 'web', image: 'Not A Reference' }];
+    desired.manifest.spec.containers = containers;
+    await sut.apply({ kind: 'RunSandbox', pod: desired, attempt: 0, containers });
+    assert.equal(sut.waitingReasons(UID)?.get('web')?.reason, 'InvalidImageName');
+
+    sut.forget(UID);
+    assert.equal(sut.waitingReasons(UID), undefined);
+  });
 });
 
 describe('PodExecutor: kills', () => {

@@ -154,10 +154,15 @@ export class PodExecutor {
     // In-memory volumes are unmounted first: removing a directory with a mount on it would fail.
     await this.volumes.tearDown(pod.uid).catch((error: unknown) => this.logger.warn(`${podRef(pod)}: volumes not unmounted: ${(error as Error).message}`));
     await this.messages.removePod(pod.uid, ids);
-    this.waiting.delete(pod.uid);
-    this.pullBackoff.forget(`${pod.uid}/`);
-    this.startBackoff.forget(`${pod.uid}/`);
-    this.starts.forget(pod.uid);
+    this.forget(pod.uid);
+  }
+
+  /** Drops what is kept for pod `uid`: also for a pod removed that never had a container to remove. */
+  forget(uid: string): void {
+    this.waiting.delete(uid);
+    this.pullBackoff.forget(`${uid}/`);
+    this.startBackoff.forget(`${uid}/`);
+    this.starts.forget(uid);
   }
 
   private podLabels(pod: DesiredPod): Record<string, string> {

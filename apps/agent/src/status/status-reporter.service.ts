@@ -7,12 +7,17 @@ import { AGENT_CONFIG } from '../agent.constants.js';
 import type { AgentConfig } from '../agent.config.js';
 import { PodStartTracker } from './pod-start-tracker.js';
 
+/** How many pods' removal reports are remembered; an older one's is looked up on the bus again. */
+export const REMOVED_MEMORY = 4096;
+
 /** Publishes a pod's status when it changes, and the final "removed" report once. */
 @Injectable()
 export class StatusReporter {
   private readonly logger = new Logger(StatusReporter.name);
   private readonly lastReported = new Map<string, string>();
   private readonly lastStatus = new Map<string, PodStatus>();
+  /** The newest REMOVED_MEMORY pods reported removed, oldest first: a node's churn does not grow it. */
+  private readonly removed = new Set<string>();
 
   constructor(
     @Inject(AGENT_CONFIG) private readonly config: AgentConfig,
@@ -56,7 +61,7 @@ export class StatusReporter {
    * it already did, so it reads the subject's last report first: a tombstone is reported once.
    */
   async reportRemoved(pod: PodRef): Promise<void> {
-    if (this.lastReported.get(pod.uid) === 'removed') return;
+    if (this.removed.has(pod.uid)) return;
     const subject = SUBJECTS.podStatus(this.config.NODE_NAME, pod.uid);
     const last = await this.bus.lastMessage(STREAMS.pods, subject).catch(() => undefined);
     if (!(last?.envelope.type === 'PodStatusReported' && last.envelope.data.removed)) {
@@ -64,7 +69,12 @@ export class StatusReporter {
       await this.publish(pod, previous ?? { phase: 'Succeeded' }, true);
       this.logger.log(`removed ${podRef(pod)}`);
     }
-    this.lastReported.set(pod.uid, 'removed');
+    this.removed.add(pod.uid);
+    for (const oldest of this.removed) {
+      if (this.removed.size <= REMOVED_MEMORY) break;
+      this.removed.delete(oldest);
+    }
+    this.lastReported.delete(pod.uid);
     this.lastStatus.delete(pod.uid);
     this.starts.forget(pod.uid);
   }
