@@ -7,13 +7,13 @@ import { Cluster, uniqueName } from '../harness/cluster.js';
 import { waitFor } from '../harness/processes.js';
 
 /** Two schedulers at once: optimistic concurrency on each pod's subject binds every pod exactly once. */
-describe('two schedulers', () => {
+describe('two schedulers without leader election', () => {
   let cluster: Cluster;
   const nodes = [uniqueName('two-a'), uniqueName('two-b')];
 
   before(async () => {
-    cluster = await Cluster.start();
-    await cluster.startExtraScheduler();
+    cluster = await Cluster.start({ LEADER_ELECT: 'false' });
+    await cluster.startExtraScheduler({ LEADER_ELECT: 'false' });
     for (const node of nodes) await cluster.startAgent(node);
   });
 
@@ -56,5 +56,78 @@ describe('two schedulers', () => {
       return all.length === 60 ? all : undefined;
     });
     assert.equal(new Set(containers.map((c) => c.Labels['io.jetlet.pod.uid'])).size, 30);
+  });
+});
+
+/** The identity a "leading: <identity> holds ..." line names. */
+const identityIn = (line: string): string => /leading: (\S+) holds/.exec(line)?.[1] ?? '';
+
+/** The `kube-scheduler` lease's records the stream keeps, oldest first. */
+async function leaseHistory(url: string): Promise<Array<{ holderIdentity: string }>> {
+  const nc = await connect({ servers: url });
+  try {
+    const consumer = await jetstream(nc).consumers.get(STREAMS.leases, {
+      filter_subjects: SUBJECTS.lease('kube-scheduler'),
+      deliver_policy: DeliverPolicy.All,
+    });
+    let left = (await consumer.info(true)).num_pending;
+    const records: Array<{ holderIdentity: string }> = [];
+    if (left === 0) return records;
+    for await (const m of await consumer.consume()) {
+      records.push(m.json<{ data: { holderIdentity: string } }>().data);
+      if (--left === 0) break;
+    }
+    return records;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Leader election: of the schedulers running, the holder of the `kube-scheduler` lease schedules. */
+describe('two schedulers with leader election', () => {
+  // Short, so a takeover is waited for in seconds: 4 s lease, 3 s renew deadline, a try every 0.5 s.
+  const LEASE = { LEADER_ELECT_LEASE_DURATION_SECONDS: '4', LEADER_ELECT_RENEW_DEADLINE_SECONDS: '3', LEADER_ELECT_RETRY_PERIOD_SECONDS: '0.5' };
+  let cluster: Cluster;
+  const node = uniqueName('elect');
+  const pod = (name: string) => ({
+    metadata: { name },
+    spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: 'jetlet/busybox:1.35', command: ['sleep', '600'] }] },
+  });
+
+  before(async () => {
+    cluster = await Cluster.start(LEASE);
+    await cluster.scheduler.waitForLine(/leading: \S+ holds the kube-scheduler lease/);
+    await cluster.startAgent(node);
+  });
+
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it('lets one lead and the other take over when it dies, and at once when it lets go', async () => {
+    const second = await cluster.startExtraScheduler(LEASE);
+    await second.waitForLine(/not leading: the kube-scheduler lease is held by /);
+    await cluster.createPod('default', pod('led-0'));
+    await cluster.waitForRunning('default', 'led-0', 60_000);
+
+    // The leader dies without letting go: the other waits out the lease, then schedules.
+    await cluster.scheduler.stop('SIGKILL');
+    const secondId = identityIn(await second.waitForLine(/leading: \S+ holds the kube-scheduler lease/, 20_000));
+    await cluster.createPod('default', pod('led-1'));
+    await cluster.waitForRunning('default', 'led-1', 60_000);
+
+    // A third stands by; the leader stops cleanly and lets the lease go to it.
+    const third = await cluster.startExtraScheduler(LEASE);
+    await third.waitForLine(/not leading: the kube-scheduler lease is held by /);
+    await second.stop();
+    const thirdId = identityIn(await third.waitForLine(/leading: \S+ holds the kube-scheduler lease/, 20_000));
+    const holders = (await leaseHistory(cluster.nats.url)).map((l) => l.holderIdentity);
+    const released = holders.lastIndexOf('');
+    assert.ok(
+      released > holders.lastIndexOf(secondId) && holders.indexOf(thirdId) > released,
+      `the leader let the lease go on its way out, and the third took it then: ${holders.join(', ')}`,
+    );
+    await cluster.createPod('default', pod('led-2'));
+    await cluster.waitForRunning('default', 'led-2', 60_000);
   });
 });

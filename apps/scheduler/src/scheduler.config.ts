@@ -1,4 +1,4 @@
-import { IsInt, IsIP, IsNumber, Max, Min } from '#contracts/class-validator';
+import { IsIn, IsInt, IsIP, IsNumber, Max, Min } from '#contracts/class-validator';
 import { BusConfig } from '#contracts';
 
 /** The scheduler's configuration, from environment variables of the same names. */
@@ -49,4 +49,28 @@ export class SchedulerConfig extends BusConfig {
   /** Loopback unless configured. */
   @IsIP()
   METRICS_ADDRESS: string = '127.0.0.1';
+
+  /**
+   * kube-scheduler's `--leader-elect`: of the schedulers running, the one holding the
+   * `kube-scheduler` lease schedules and the others wait to take over. `false` lets every
+   * scheduler schedule at once (each pod is still bound once, but two may fill a node's last room).
+   */
+  @IsIn(['true', 'false'])
+  LEADER_ELECT: string = 'true';
+
+  /** How long the others wait, after they saw the lease change, before they may take it (`--leader-elect-lease-duration`). */
+  @IsInt()
+  @Min(2)
+  @Max(3600)
+  LEADER_ELECT_LEASE_DURATION_SECONDS: number = 15;
+
+  /** How long the leader leads without a renewal that was stored (`--leader-elect-renew-deadline`); below the lease duration. */
+  @IsNumber()
+  @Min(0.2)
+  LEADER_ELECT_RENEW_DEADLINE_SECONDS: number = 10;
+
+  /** How often the leader renews and the others try (`--leader-elect-retry-period`); below the renew deadline. */
+  @IsNumber()
+  @Min(0.1)
+  LEADER_ELECT_RETRY_PERIOD_SECONDS: number = 2;
 }

@@ -148,6 +148,14 @@ const PAYLOADS: { [T in MessageType]: MessageData<T> } = {
     code: 200,
     dryRun: false,
   },
+  LeaseRenewed: {
+    name: 'kube-scheduler',
+    holderIdentity: 'scheduler-1_4f2a9c1e',
+    leaseDurationSeconds: 15,
+    acquireTime: TIME,
+    renewTime: TIME,
+    leaseTransitions: 2,
+  },
 };
 
 function envelopeOf(type: string, data: unknown, version = 1): Record<string, unknown> {

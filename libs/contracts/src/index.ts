@@ -37,6 +37,7 @@ export * from './config/config-object.model.js';
 export * from './messages/backoff-recorded.event.js';
 export * from './messages/probe-result-changed.event.js';
 export * from './messages/image-pull-progress.event.js';
+export * from './messages/lease-renewed.event.js';
 export * from './config.js';
 export * from './logs/pod-log-options.model.js';
 export * from './logs/log-stream.message.js';

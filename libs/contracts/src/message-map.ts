@@ -3,6 +3,7 @@ import { BackoffRecordedEvent } from './messages/backoff-recorded.event.js';
 import { ConfigMapDeletedEvent, ConfigMapWrittenEvent, SecretDeletedEvent, SecretWrittenEvent } from './messages/config.events.js';
 import { ContainerEventEvent } from './messages/container-event.event.js';
 import { ImagePullProgressEvent } from './messages/image-pull-progress.event.js';
+import { LeaseRenewedEvent } from './messages/lease-renewed.event.js';
 import { NodeHeartbeatEvent } from './messages/node-heartbeat.event.js';
 import { NodeRegisteredEvent } from './messages/node-registered.event.js';
 import { NamespaceCreatedEvent, NamespaceDeletionRequestedEvent, NamespaceRemovedEvent } from './messages/namespace.events.js';
@@ -53,6 +54,7 @@ export const MESSAGES = {
   SecretWritten: { version: 1, data: SecretWrittenEvent },
   SecretDeleted: { version: 1, data: SecretDeletedEvent },
   RequestAudited: { version: 1, data: RequestAuditedEvent },
+  LeaseRenewed: { version: 1, data: LeaseRenewedEvent },
 } as const satisfies Record<string, { version: number; data: ClassConstructor<object> }>;
 
 export type MessageType = keyof typeof MESSAGES;

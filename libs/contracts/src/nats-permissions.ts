@@ -88,6 +88,7 @@ export const READ_ROUTES: { readonly [R in Reader]: readonly StreamRead[] } = {
     { stream: STREAMS.pods, get: true, ordered: ['>'] },
     { stream: STREAMS.nodes, get: true, ordered: ['>'] },
     { stream: STREAMS.assign, get: true, ordered: ['>'] },
+    { stream: STREAMS.leases, get: true },
   ],
   api: STREAM_NAMES.map((stream) => ({ stream, get: true, ordered: ['>'] })),
   alerter: [

@@ -16,6 +16,8 @@ export const STREAMS = {
   events: 'JETLET_EVENTS',
   /** ConfigMaps and Secrets (`configmaps.<ns>.<name>`, `secrets.<ns>.<name>`): each subject keeps its newest state. */
   config: 'JETLET_CONFIG',
+  /** Leader-election leases (`leases.<name>`), Kubernetes' coordination.k8s.io Lease. */
+  leases: 'JETLET_LEASES',
 } as const;
 
 export type StreamKey = keyof typeof STREAMS;
@@ -100,6 +102,9 @@ export const SUBJECTS = {
   /** NodeHeartbeat, written only by that node's agent. */
   nodeHeartbeat: (node: string): string => `${PREFIX}.nodes.${token(node)}.heartbeat`,
   allNodes: `${PREFIX}.nodes.>`,
+  /** LeaseRenewed: who leads among the replicas of a component (`kube-scheduler`). Writers: those replicas, each compare-and-set. */
+  lease: (name: string): string => `${PREFIX}.leases.${token(name)}`,
+  allLeases: `${PREFIX}.leases.>`,
   /** ContainerEvent, PodEvent, BackoffRecorded, ProbeResultChanged and ImagePullProgress for one pod, written only by the agent of `node`. */
   containerEvents: (node: string, uid: string): string => `${PREFIX}.events.${token(node)}.${token(uid)}`,
   /** NodeEvent about `node` itself, written only by its agent. */
@@ -179,6 +184,8 @@ export const STREAM_DEFINITIONS: Record<StreamKey, StreamDefinition> = {
   // Each write carries the whole object, so a subject's newest message is all a reader needs;
   // a Secret's replaced values leave the stream with the write that replaces them.
   config: { name: STREAMS.config, subjects: [SUBJECTS.allConfigMaps, SUBJECTS.allSecrets], maxMsgsPerSubject: 1, maxAgeSeconds: 0 },
+  // A lease is state, renewed every few seconds: its last renewals say who led when.
+  leases: { name: STREAMS.leases, subjects: [SUBJECTS.allLeases], maxMsgsPerSubject: 16, maxAgeSeconds: 0 },
 };
 
 /**

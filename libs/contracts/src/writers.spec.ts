@@ -37,6 +37,7 @@ const PUBLISHED_ON: Record<MessageType, string[]> = {
   SecretWritten: [SUBJECTS.secret('default', 's')],
   SecretDeleted: [SUBJECTS.secret('default', 's')],
   RequestAudited: [SUBJECTS.audit('pods', 'default', 'web'), SUBJECTS.audit('nodes', '', 'node-1')],
+  LeaseRenewed: [SUBJECTS.lease('kube-scheduler')],
 };
 
 describe('WRITERS', () => {
@@ -87,7 +88,10 @@ describe('CORE_ROUTES', () => {
 
   it('lets an agent subscribe to the wildcard it uses for stream and log input', () => {
     for (const subject of [SUBJECTS.nodeStreamInput('node-1'), SUBJECTS.nodeLogStreamControl('node-1')]) {
-      assert.ok(CORE_ROUTES.some((r) => r.subject.replace('{node}', 'node-1') === subject), subject);
+      assert.ok(
+        CORE_ROUTES.some((r) => r.subject.replace('{node}', 'node-1') === subject),
+        subject,
+      );
     }
   });
 });

@@ -54,6 +54,7 @@ export const WRITE_ROUTES: { readonly [T in MessageType]: readonly WriteRoute[] 
   SecretWritten: [{ writer: 'api', subject: 'jetlet.secrets.*.*' }],
   SecretDeleted: [{ writer: 'api', subject: 'jetlet.secrets.*.*' }],
   RequestAudited: [{ writer: 'api', subject: 'jetlet.audit.*.*.*' }],
+  LeaseRenewed: [{ writer: 'scheduler', subject: 'jetlet.leases.kube-scheduler' }],
 };
 
 /**

@@ -5,6 +5,7 @@ import { SUBJECTS } from '#contracts';
 import { systemClock } from '#workqueue';
 import { RecordingBus, SchedulerFacts } from '../../../../test/fixtures/scheduler-facts.js';
 import { AssignmentsService } from '../assignments/assignments.service.js';
+import type { LeaderElectionService } from '../leader/leader-election.service.js';
 import { SchedulerCache } from '../cache/scheduler-cache.service.js';
 import { NodeLifecycleService } from '../node-lifecycle/node-lifecycle.service.js';
 import { SchedulerConfig } from '../scheduler.config.js';
@@ -16,10 +17,27 @@ const UID = '6f1c2b1e-3b9a-4c1d-9f2e-0a1b2c3d4e5f';
 /** The i-th of many pods' uids. */
 const uidOf = (i: number): string => `6f1c2b1e-3b9a-4c1d-9f2e-${i.toString(16).padStart(12, '0')}`;
 
+/** A lease this test hands out and takes back. */
+class TestLeader {
+  leading = true;
+  private readonly listeners: Array<() => void> = [];
+  isLeader(): boolean {
+    return this.leading;
+  }
+  onStartedLeading(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+  lead(): void {
+    this.leading = true;
+    for (const listener of this.listeners) listener();
+  }
+}
+
 describe('SchedulingService', () => {
   let bus: RecordingBus;
   let facts: SchedulerFacts;
   let sut: SchedulingService;
+  let leader: TestLeader;
 
   /** A scheduler on `bus` with a window of `bindsInFlight` bindings, and the facts its cache folds. */
   const build = (bindsInFlight: number): void => {
@@ -27,7 +45,9 @@ describe('SchedulingService', () => {
     const cache = new SchedulerCache(systemClock);
     const assignments = new AssignmentsService(bus.bus, cache);
     const transport = { caughtUp: () => Promise.resolve() } as unknown as JetStreamServer;
-    sut = new SchedulingService(config, systemClock, bus.bus, transport, cache, assignments, new NodeLifecycleService(config, bus.bus, cache));
+    leader = new TestLeader();
+    const elected = leader as unknown as LeaderElectionService;
+    sut = new SchedulingService(config, systemClock, bus.bus, transport, cache, assignments, new NodeLifecycleService(config, bus.bus, cache), elected);
     facts = new SchedulerFacts({
       pod: (e, d) => cache.applyPod(e, d),
       node: (e, d) => cache.applyNode(e, d),
@@ -73,6 +93,39 @@ describe('SchedulingService', () => {
     mock.timers.tick(5_000);
     await sut.idle();
     assert.equal(bus.published.length, 2, 'the passes those messages and the resync asked for write nothing');
+  });
+
+  it('schedules nothing while another scheduler leads, and goes on once it leads', async () => {
+    leader.leading = false;
+    facts.nodeRegistered('node-1', T0);
+    facts.podCreated('web-0', UID, T0);
+    await sut.onApplicationBootstrap();
+    await sut.idle();
+    mock.timers.tick(5_000);
+    await sut.idle();
+    assert.equal(bus.published.length, 0, 'a standby writes nothing, on a change or on a resync');
+
+    leader.lead();
+    await sut.idle();
+    assert.deepEqual(
+      bus.published.map((p) => p.type),
+      ['PodScheduled', 'PodAssigned'],
+    );
+  });
+
+  it('stops a pass at its next turn once it no longer leads', async () => {
+    facts.nodeRegistered('node-1', T0);
+    const pods = PASS_SLICE.pods * 3;
+    for (let i = 0; i < pods; i++) facts.podCreated(`web-${i}`, uidOf(i), T0);
+    // The lease is lost with the pass's first binding, in its first slice.
+    bus.refuse = () => {
+      leader.leading = false;
+      return undefined;
+    };
+    await sut.onApplicationBootstrap();
+    await sut.idle();
+    const bound = bus.published.filter((p) => p.type === 'PodScheduled').length;
+    assert.ok(bound > 0 && bound <= PASS_SLICE.pods, `${bound} bound of ${pods}`);
   });
 
   it("runs no pass for a running pod's status or a Ready node's heartbeat, and one for a pod that finished", async () => {

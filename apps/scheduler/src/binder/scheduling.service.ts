@@ -8,6 +8,7 @@ import { CLOCK, CoalescingQueue, type Clock } from '#workqueue';
 import { AssignmentsService } from '../assignments/assignments.service.js';
 import { SchedulerCache } from '../cache/scheduler-cache.service.js';
 import { phaseTimer, schedulerMetrics, setPendingSource, startAttempt } from '../metrics/scheduler.metrics.js';
+import { LeaderElectionService } from '../leader/leader-election.service.js';
 import { NodeLifecycleService } from '../node-lifecycle/node-lifecycle.service.js';
 import { schedulerMessages } from '../messages/scheduler-messages.js';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
@@ -109,6 +110,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     private readonly cache: SchedulerCache,
     private readonly assignments: AssignmentsService,
     private readonly nodeLifecycle: NodeLifecycleService,
+    private readonly leader: LeaderElectionService,
   ) {
     // A message that can change a decision asks for a pass. An assignment read back does not:
     // this scheduler assumed its own at once, and another's only spares a duplicate the stream would drop.
@@ -116,6 +118,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       if (envelope.type === 'NodeRegistered' || envelope.type === 'NodeSpecChanged') this.nodesFolded.add(envelope.data.nodeName);
       if (asksForPass(envelope, (node) => this.nodeLifecycle.wasReady(node))) this.trigger();
     });
+    // A scheduler that takes over starts with a pass: what the old leader left undone is in the cache.
+    this.leader.onStartedLeading(() => this.trigger());
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -143,8 +147,9 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     return this.passes.idle();
   }
 
+  /** Asks for a pass: of the leader only (every scheduler follows the log; one acts on it). */
   private trigger(): void {
-    if (this.ready) this.passes.add();
+    if (this.ready && this.leader.isLeader()) this.passes.add();
   }
 
   /** Every node with the requests and host ports of its non-terminal pods, once per pass; and the nodes they were built from. */
@@ -197,6 +202,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private async pass(): Promise<void> {
+    if (!this.leader.isLeader()) return;
     schedulerMetrics.passes.inc();
     // One clock reading per pass: the NodeNotReady/NodeReady it records are the readiness it schedules with.
     const now = this.clock.now();
@@ -218,6 +224,11 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
         await turnOfTheLoop();
         sliceStart = performance.now();
         sliced = 0;
+        // A leader whose lease was not renewed in time stops: another may lead by now.
+        if (!this.leader.isLeader()) {
+          this.logger.warn('no longer leading: the pass stops');
+          break;
+        }
         // The pass the change asked for decides the rest against the nodes as they are now.
         if (this.nodesMoved(nodesAt)) {
           this.logger.log('a node changed during the pass; the next pass goes on');
@@ -241,6 +252,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
       }
     }
     await binds.drain();
+    if (!this.leader.isLeader()) return;
     await this.assignments.purgeTombstones();
     await this.purgeHistory(now);
   }

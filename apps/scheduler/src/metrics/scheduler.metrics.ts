@@ -27,6 +27,13 @@ export const schedulerMetrics = {
     'Time spent in each part of scheduling: candidates (per-pass node table from the pods) and filter_score (picking a node) in CPU time; bind (a binding from PodScheduled written to PodAssigned stored) in wall time, pipelined, so it can exceed the wall time',
     ['phase'],
   ),
+  /** client-go's leader-election gauge: 1 while this process holds the lease `name` (or elects none). */
+  leader: new Gauge({
+    name: 'leader_election_master_status',
+    help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+    labelNames: ['name'],
+    registers: [metricsRegistry],
+  }),
   passes: new Counter({
     name: 'jetlet_scheduler_passes_total',
     help: 'Scheduling passes run: each compares every pod with the nodes and the node work sent; changes during one fold into one pass after it',

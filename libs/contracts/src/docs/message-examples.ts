@@ -221,7 +221,25 @@ export const MESSAGE_EXAMPLES: { [T in MessageType]: { subject: string; data: Me
   SecretDeleted: { subject: SUBJECTS.secret('default', 'db-password'), data: { uid: UID } },
   RequestAudited: {
     subject: SUBJECTS.audit('pods', 'default', 'web'),
-    data: { user: 'alice', userUid: '1001', groups: ['developers', 'system:authenticated'], verb: 'delete', apiGroup: '', resource: 'pods', subresource: '', namespace: 'default', name: 'web', objectUid: UID, requestURI: '/api/v1/namespaces/default/pods/web', code: 200, dryRun: false },
+    data: {
+      user: 'alice',
+      userUid: '1001',
+      groups: ['developers', 'system:authenticated'],
+      verb: 'delete',
+      apiGroup: '',
+      resource: 'pods',
+      subresource: '',
+      namespace: 'default',
+      name: 'web',
+      objectUid: UID,
+      requestURI: '/api/v1/namespaces/default/pods/web',
+      code: 200,
+      dryRun: false,
+    },
+  },
+  LeaseRenewed: {
+    subject: SUBJECTS.lease('kube-scheduler'),
+    data: { name: 'kube-scheduler', holderIdentity: 'scheduler-1_4f2a9c1e', leaseDurationSeconds: 15, acquireTime: TIME, renewTime: TIME, leaseTransitions: 2 },
   },
 };
 

@@ -103,5 +103,9 @@ export function summarize(envelope: AnyEnvelope): string {
       const what = `${a.resource}${a.subresource ? `/${a.subresource}` : ''}${a.name ? ` ${a.name}` : ''}`;
       return `${a.user} ${a.verb} ${what}: ${a.code}${a.reason ? ` ${a.reason}` : ''}${a.dryRun ? ' (dry run)' : ''}`;
     }
+    case 'LeaseRenewed': {
+      const l = envelope.data;
+      return l.holderIdentity === '' ? `lease ${l.name} let go` : `lease ${l.name} held by ${l.holderIdentity} for ${l.leaseDurationSeconds}s`;
+    }
   }
 }
