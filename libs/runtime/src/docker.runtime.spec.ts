@@ -411,20 +411,23 @@ describe('DockerRuntime with a fake engine client', () => {
     );
   });
 
-  it('asks the engine for the events since its stream opened, then since the last one delivered', async () => {
-    const streams = [new PassThrough(), new PassThrough()];
-    const asked: number[] = [];
+  it('asks a stream opened again for the events since a second before the last one delivered, and skips those it delivered', async () => {
+    const streams = [new PassThrough(), new PassThrough(), new PassThrough(), new PassThrough()];
+    const dates = ['10:00:05', '10:00:05', '10:00:30', '10:00:31'];
+    const asked: Array<number | undefined> = [];
     const sut = new DockerRuntime(
       fakeDocker({
-        getEvents: async (opts: { since: number }) => {
+        getEvents: async (opts: { since?: number }) => {
           asked.push(opts.since);
-          return streams[asked.length - 1];
+          const stream = streams[asked.length - 1];
+          // The engine's clock, in its answer's Date header.
+          return Object.assign(stream ?? new PassThrough(), { headers: { date: `Wed, 01 May 2024 ${dates[asked.length - 1]} GMT` } });
         },
       }),
     );
     const line = (id: string, action: string, timeNano: number): string =>
       JSON.stringify({ Type: 'container', Action: action, Actor: { ID: id, Attributes: {} }, timeNano }) + '\n';
-    const t = 1_714_557_600_123_456_000;
+    const t = Date.parse('2024-05-01T10:00:10Z') * 1e6;
     const seen: string[] = [];
     const drain = async (): Promise<void> => {
       await assert.rejects(async () => {
@@ -432,16 +435,23 @@ describe('DockerRuntime with a fake engine client', () => {
       }, /ended unexpectedly/);
     };
 
-    const before = Date.now();
-    streams[0]?.end(line('a', 'start', t) + line('a', 'die', t + 5_000) + line('b', 'start', t + 5_000));
+    streams[0]?.end(line('a', 'start', t) + line('a', 'die', t + 5_000) + line('b', 'start', t + 2_000));
     await drain();
-    // The first stream asks from its own start: what happens before the engine subscribes is sent too.
-    assert.ok(asked[0] !== undefined && asked[0] >= before / 1000 - 1e-3 && asked[0] <= Date.now() / 1000, `since ${asked[0]}`);
+    // The first stream asks for nothing before it: this process's clock is not the engine's.
+    assert.equal(asked[0], undefined);
 
-    // The engine sends again what it holds since then: the events at the last time delivered, and a new one at that time.
-    streams[1]?.end(line('a', 'die', t + 5_000) + line('b', 'start', t + 5_000) + line('c', 'start', t + 5_000) + line('a', 'destroy', t + 9_000));
+    // Sent again: what came in the last second, and one stamped before the newest that was never delivered.
+    streams[1]?.end(line('a', 'die', t + 5_000) + line('b', 'start', t + 2_000) + line('c', 'start', t + 1_000) + line('a', 'destroy', t + 9_000));
     await drain();
-    assert.equal(asked[1], (t + 5_000 - 1000) / 1e9);
+    assert.equal(asked[1], (t + 5_000 - 1e9) / 1e9);
+
+    // A stream that delivers nothing moves the resume point to its opening, by the engine's clock.
+    streams[2]?.end();
+    await drain();
+    assert.equal(asked[2], (t + 9_000 - 1e9) / 1e9);
+    streams[3]?.end();
+    await drain();
+    assert.equal(asked[3], Date.parse('2024-05-01T10:00:29Z') / 1000);
     assert.deepEqual(seen, ['a start', 'a die', 'b start', 'c start', 'a destroy']);
   });
 

@@ -217,40 +217,51 @@ function parseEvent(line: string): { event: RuntimeEvent; timeNano: number | und
   return { event, timeNano };
 }
 
+/** How many events delivered a stream of one label filter remembers: above the engine's own 256. */
+const DELIVERED_MEMORY = 1024;
+/** How far before its resume point a stream opened again asks: the engine stamps an event before it orders it. */
+const RESUME_MARGIN_NANO = 1e9;
+
 /**
- * Where the streams of one label filter have got to: the newest event delivered, and which
- * events came at that very time. A stream opened again asks the engine for everything from
- * there on (the engine keeps its last 1,024 events) and skips what was delivered already.
+ * Where the streams of one label filter have got to, by the engine's clock: the newest event
+ * delivered, or the newest stream's opening (its `Date` header). A stream opened again asks
+ * the engine for everything from a second before there (the engine keeps its last 256 events)
+ * and skips exactly the events it delivered already. Nothing is skipped for being older than
+ * another: the engine reads its clock before it takes its lock, so two events may come in the
+ * other order, and its clock may be stepped back.
  */
 class EventResume {
-  /** This process's clock when the first stream opened: where to resume while none came. */
-  private openedNano: number | undefined;
-  /** The engine's time of the newest event delivered. */
-  private lastNano = -Infinity;
-  private readonly atLast = new Set<string>();
+  private resumeNano: number | undefined;
+  /** The events delivered, as `id action timeNano`, oldest first. */
+  private readonly delivered = new Set<string>();
 
   /**
-   * The engine's `since` for the next stream, in seconds: the newest event delivered, else
-   * the first stream's opening. A microsecond early, since a double holds seconds to a
-   * quarter of one. (Only the engine's own times of events are compared with each other:
-   * its clock may not be this one.)
+   * The engine's `since` for the next stream, in seconds, or undefined for the first one: this
+   * process's clock is not the engine's, and the relist after the stream opens stands for
+   * what came before it.
    */
-  since(nowMs: number): number {
-    this.openedNano ??= nowMs * 1e6;
-    return ((this.lastNano === -Infinity ? this.openedNano : this.lastNano) - 1000) / 1e9;
+  since(): number | undefined {
+    return this.resumeNano === undefined ? undefined : (this.resumeNano - RESUME_MARGIN_NANO) / 1e9;
+  }
+
+  /** A stream opened with the engine's time in its answer's `Date` header (whole seconds, so one second on). */
+  opened(dateHeader: string | undefined): void {
+    const ms = dateHeader === undefined ? Number.NaN : Date.parse(dateHeader);
+    if (Number.isFinite(ms)) this.resumeNano = Math.max(this.resumeNano ?? 0, ms * 1e6);
   }
 
   /** False for an event delivered before (one the engine sends again since `since`); else notes it. */
   take(event: RuntimeEvent, timeNano: number | undefined): boolean {
     // With no time in the line nothing tells it apart from what came before: always new.
     if (timeNano === undefined) return true;
-    const what = `${event.containerId} ${event.action}`;
-    if (timeNano < this.lastNano || (timeNano === this.lastNano && this.atLast.has(what))) return false;
-    if (timeNano > this.lastNano) {
-      this.lastNano = timeNano;
-      this.atLast.clear();
+    const key = `${event.containerId} ${event.action} ${timeNano}`;
+    if (this.delivered.has(key)) return false;
+    this.delivered.add(key);
+    for (const oldest of this.delivered) {
+      if (this.delivered.size <= DELIVERED_MEMORY) break;
+      this.delivered.delete(oldest);
     }
-    this.atLast.add(what);
+    this.resumeNano = Math.max(this.resumeNano ?? 0, timeNano);
     return true;
   }
 }
@@ -678,15 +689,16 @@ export class DockerRuntime implements ContainerRuntime {
     const what = `watch events with labels ${key}`;
     const resume = this.resumes.get(key) ?? new EventResume();
     this.resumes.set(key, resume);
+    const since = resume.since();
     let source: NodeJS.ReadableStream;
     try {
       // No abortSignal for dockerode: aborting its request makes the response emit an
       // error after we are gone; destroying the stream ourselves is quieter.
       call('events');
       source = await this.docker.getEvents({
-        // The engine answers before it subscribes: without `since` an event in between would
-        // be lost, and so would every event while an earlier stream was down.
-        since: resume.since(Date.now()),
+        // Every event while an earlier stream was down, and in the moment between the engine's
+        // answer and its subscription, is sent again on the next.
+        ...(since === undefined ? {} : { since }),
         filters: { type: ['container'], label: toLabelFilters(labels) },
       });
     } catch (err) {
@@ -694,6 +706,7 @@ export class DockerRuntime implements ContainerRuntime {
       throw this.wrap(err, what);
     }
     const stream = source instanceof Readable ? source : new Readable().wrap(source);
+    resume.opened((source as { headers?: Record<string, string | undefined> }).headers?.['date']);
     // From here on every change of a container with these labels comes as an event: a list taken now can be kept until one does.
     // A stream of its own: a list asked for under an earlier one never matches it.
     const watch = { id: ++this.watchIds, changes: 0 };
