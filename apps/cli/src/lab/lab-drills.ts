@@ -108,7 +108,10 @@ export class LabDrills {
     return {
       did: `killed ${target} (${c.Names[0]?.slice(1)})`,
       watch: this.isNode(c)
-        ? [WATCH_NODES, `${target} turns NotReady after NODE_GRACE_SECONDS; its pods are evicted after their toleration (EVICTION_TOLERATION_SECONDS) and rescheduled`]
+        ? [
+            WATCH_NODES,
+            `${target} turns NotReady after NODE_GRACE_SECONDS; its pods are evicted after their toleration (EVICTION_TOLERATION_SECONDS) and rescheduled`,
+          ]
         : this.controlPlaneWatch(target),
       undo: `jetctl lab start ${target}`,
     };
@@ -119,7 +122,9 @@ export class LabDrills {
     await this.docker.getContainer(c.Id).start();
     return {
       did: `started ${target}`,
-      watch: this.isNode(c) ? [WATCH_NODES, `${target} registers again and turns Ready; pods evicted meanwhile are removed from its engine`] : this.controlPlaneWatch(target),
+      watch: this.isNode(c)
+        ? [WATCH_NODES, `${target} registers again and turns Ready; pods evicted meanwhile are removed from its engine`]
+        : this.controlPlaneWatch(target),
       undo: `jetctl lab kill ${target}`,
     };
   }
@@ -151,7 +156,9 @@ export class LabDrills {
     await this.docker.getNetwork(this.network).connect({ Container: c.Id, EndpointConfig: { Aliases: [service] } });
     return {
       did: `connected ${target} to ${this.network} again`,
-      watch: this.isNode(c) ? [WATCH_NODES, `${target} heartbeats again and turns Ready; it stops pods that were evicted meanwhile`] : this.controlPlaneWatch(target),
+      watch: this.isNode(c)
+        ? [WATCH_NODES, `${target} heartbeats again and turns Ready; it stops pods that were evicted meanwhile`]
+        : this.controlPlaneWatch(target),
       undo: `jetctl lab partition ${target}`,
     };
   }
@@ -160,7 +167,11 @@ export class LabDrills {
   async pause(target: string): Promise<DrillReport> {
     const c = await this.find(target);
     await this.docker.getContainer(c.Id).pause();
-    return { did: `froze ${target}`, watch: [WATCH_NODES, `${target} turns NotReady; thawed, it carries on where it stopped`], undo: `jetctl lab unpause ${target}` };
+    return {
+      did: `froze ${target}`,
+      watch: [WATCH_NODES, `${target} turns NotReady; thawed, it carries on where it stopped`],
+      undo: `jetctl lab unpause ${target}`,
+    };
   }
 
   async unpause(target: string): Promise<DrillReport> {
@@ -211,7 +222,11 @@ echo "$mb MiB taken, $(( free / 1048576 - mb )) MiB left"`;
   async unfill(target: string): Promise<DrillReport> {
     const c = await this.nodeTarget(target);
     await this.exec(c.Id, 'rm -f /var/lib/jetlet/lab-fill /dev/shm/lab-fill');
-    return { did: `freed the disk and memory the drills took on ${target}`, watch: [`kubectl get node ${target} (pressure conditions back to False)`], undo: 'nothing to undo' };
+    return {
+      did: `freed the disk and memory the drills took on ${target}`,
+      watch: [`kubectl get node ${target} (pressure conditions back to False)`],
+      undo: 'nothing to undo',
+    };
   }
 
   /** Undoes every drill: starts and thaws containers, reconnects partitioned ones, removes fill files. */
@@ -261,7 +276,8 @@ echo "$mb MiB taken, $(( free / 1048576 - mb )) MiB left"`;
         `docker-compose logs -f ${target} (the cluster elects new stream leaders; the server catches up when it is back)`,
       ];
     if (target === 'api') return ['jetctl get pods (the API rebuilds its projections from the stream at start and answers again)'];
-    if (target.startsWith('scheduler-')) return ['jetctl get pods -o wide (the other scheduler keeps binding; every pod is bound once)'];
+    if (target.startsWith('scheduler-'))
+      return ['jetctl get pods -o wide (the other scheduler binds: it held the kube-scheduler lease, or takes the one this one let go)'];
     return [WATCH_NODES];
   }
 }

@@ -132,7 +132,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     for (const followed of [this.cache.pods, this.cache.nodes, this.assignments.sent] as const) followed.markSynced();
     this.ready = true;
     this.logger.log(`caught up: ${this.cache.pods.list().length} pod(s), ${this.cache.nodes.list().length} node(s)`);
-    this.resync = setInterval(() => this.trigger(), this.config.RESYNC_SECONDS * 1000);
+    this.resync = setInterval(() => this.resyncTick(), this.config.RESYNC_SECONDS * 1000);
     this.passes.start();
   }
 
@@ -145,6 +145,19 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
   /** Resolves once no pass is under way nor asked for. */
   idle(): Promise<void> {
     return this.passes.idle();
+  }
+
+  /**
+   * The resync: a pass on the leader; on a standby, the node lifecycle's memory (which node
+   * was Ready, whether none was) kept as the leader keeps it, without a write, so that a
+   * standby that takes over records and evicts as the leader would have.
+   */
+  private resyncTick(): void {
+    if (this.leader.isLeader()) this.trigger();
+    else if (this.ready)
+      void this.nodeLifecycle
+        .monitorNodes(this.clock.now(), () => false)
+        .catch((error: unknown) => this.logger.error(`node lifecycle failed: ${(error as Error).message}`));
   }
 
   /** Asks for a pass: of the leader only (every scheduler follows the log; one acts on it). */
@@ -206,8 +219,11 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
     schedulerMetrics.passes.inc();
     // One clock reading per pass: the NodeNotReady/NodeReady it records are the readiness it schedules with.
     const now = this.clock.now();
-    await this.nodeLifecycle.monitorNodes(now).catch((error: unknown) => this.logger.error(`node lifecycle failed: ${(error as Error).message}`));
-    await this.nodeLifecycle.finalizeDeletions(now).catch((error: unknown) => this.logger.error(`finalising deletions failed: ${(error as Error).message}`));
+    const leading = (): boolean => this.leader.isLeader();
+    await this.nodeLifecycle.monitorNodes(now, leading).catch((error: unknown) => this.logger.error(`node lifecycle failed: ${(error as Error).message}`));
+    await this.nodeLifecycle
+      .finalizeDeletions(now, leading)
+      .catch((error: unknown) => this.logger.error(`finalising deletions failed: ${(error as Error).message}`));
     const stopCandidates = phaseTimer('candidates');
     const { candidates, nodesAt } = this.candidates(now);
     const assumed = this.countUnanswered(now, candidates);
@@ -243,8 +259,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
         } else if (pod.nodeName) {
           const node = pod.nodeName;
           const work = this.assignments.due(pod);
-          if (work === 'assign') await binds.run(() => this.assignments.assign(pod, node), failed(pod));
-          else if (work === 'unassign') await binds.run(() => this.assignments.unassign(pod, node), failed(pod));
+          if (work === 'assign') await binds.run(async () => void (leading() && (await this.assignments.assign(pod, node))), failed(pod));
+          else if (work === 'unassign') await binds.run(async () => void (leading() && (await this.assignments.unassign(pod, node))), failed(pod));
         }
       } catch (error) {
         // One pod's trouble never holds up the others.
@@ -343,6 +359,8 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
 
   /** Writes the binding, then the node's work: `PodScheduled` (compare-and-set), then `PodAssigned`. False when the pod changed meanwhile. */
   private async bind(pod: PodRecord, node: string, decidedAt: number, nodesAt: NodesAt): Promise<boolean> {
+    // Checked again when its slot comes: a write that waited past the lease's renew deadline is not sent.
+    if (!this.leader.isLeader()) return false;
     if (this.changedSince(pod, decidedAt, 'binding')) return false;
     if (this.nodesMoved(nodesAt, node)) {
       this.logger.log(`node ${node} changed while the binding of ${podRef(pod)} waited; deciding again`);
@@ -380,7 +398,7 @@ export class SchedulingService implements OnApplicationBootstrap, OnModuleDestro
    * it in the PodScheduled condition, and a new pass (any node or pod change) tries again.
    */
   private async recordUnschedulable(pod: PodRecord, message: string, decidedAt: number): Promise<void> {
-    if (pod.unschedulable === message || this.changedSince(pod, decidedAt, 'reason')) return;
+    if (!this.leader.isLeader() || pod.unschedulable === message || this.changedSince(pod, decidedAt, 'reason')) return;
     try {
       const sent = schedulerMessages.podUnschedulable(pod, message, decidedAt);
       const { seq } = await this.bus.publish(sent.subject, sent.type, sent.data, sent.options);

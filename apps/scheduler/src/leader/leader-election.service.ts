@@ -12,7 +12,13 @@ import { LeaderElector, type LeaseStore } from './leader-elector.js';
 /** The lease kube-scheduler's replicas hold, by its name. */
 export const SCHEDULER_LEASE = 'kube-scheduler';
 
-/** The lease as the last message of its subject in the leases stream, written compare-and-set. */
+/**
+ * The lease as the last message of its subject in the leases stream, written compare-and-set.
+ * Once the lease exists, a write also expects the stream's last sequence: the lease is the
+ * stream's only subject, and nats-server before 2.9.21 checks a subject's expected sequence
+ * on a replicated stream only before it orders the write, so two writes could both pass it
+ * (nats-io/nats-server#4320), while the stream's is checked where each replica applies it.
+ */
 export function busLeaseStore(bus: Bus, name: string): LeaseStore {
   const subject = SUBJECTS.lease(name);
   return {
@@ -22,7 +28,11 @@ export function busLeaseStore(bus: Bus, name: string): LeaseStore {
     },
     async put(lease: LeaseRenewedEvent, seq: number) {
       try {
-        await bus.publish(subject, 'LeaseRenewed', lease, { correlationId: name, expectedLastSubjectSequence: seq });
+        await bus.publish(subject, 'LeaseRenewed', lease, {
+          correlationId: name,
+          expectedLastSubjectSequence: seq,
+          ...(seq > 0 ? { expectedLastSequence: seq } : {}),
+        });
         return true;
       } catch (error) {
         if (error instanceof SequenceConflictError) return false;
@@ -95,17 +105,32 @@ export class LeaderElectionService implements OnApplicationBootstrap, BeforeAppl
     if (await this.elector?.release()) this.logger.log(`let go of the ${SCHEDULER_LEASE} lease`);
   }
 
+  private notify(listener: () => void): void {
+    try {
+      listener();
+    } catch (error) {
+      this.logger.error(`a start of leading failed: ${(error as Error).message}`);
+    }
+  }
+
   private async run(elector: LeaderElector): Promise<void> {
     const retryMs = this.config.LEADER_ELECT_RETRY_PERIOD_SECONDS * 1000;
+    let error: string | undefined;
     while (!this.abort.signal.aborted) {
+      const before = elector.isLeader();
       const leading = await elector.tryAcquireOrRenew();
       if (this.abort.signal.aborted) return;
+      if (elector.lastError !== error) {
+        error = elector.lastError;
+        if (error !== undefined) this.logger.warn(`${SCHEDULER_LEASE} lease: ${error}`);
+      }
+      // A lease that lapsed before this try and is held again counts as a new start: the pass it stopped is asked for again.
+      if (leading && !before) for (const listener of this.listeners) this.notify(listener);
       if (leading !== this.leading) {
         this.leading = leading;
         schedulerMetrics.leader.set({ name: SCHEDULER_LEASE }, leading ? 1 : 0);
         if (leading) {
           this.logger.log(`leading: ${elector.identity} holds the ${SCHEDULER_LEASE} lease`);
-          for (const listener of this.listeners) listener();
         } else {
           const holder = elector.holder();
           const why = holder === '' || holder === elector.identity ? 'not renewed' : `held by ${holder}`;

@@ -90,6 +90,34 @@ describe('LeaderElector', () => {
     assert.equal(a.isLeader(), false);
   });
 
+  it('counts the lease duration from when the answer came, not from when it was asked', async () => {
+    const { store, a, b, tick } = replicas();
+    await a.tryAcquireOrRenew();
+    // b's read takes 4 s (a slow bus, a busy loop); the record it gets may be that old or newer.
+    const get = store.get.bind(store);
+    store.get = async () => {
+      const answer = await get();
+      tick(4_000);
+      return answer;
+    };
+    assert.equal(await b.tryAcquireOrRenew(), false);
+    store.get = get;
+    tick(TIMINGS.leaseDurationMs - 1);
+    assert.equal(await b.tryAcquireOrRenew(), false, 'not taken 4 s early');
+    tick(1);
+    assert.equal(await b.tryAcquireOrRenew(), true);
+  });
+
+  it('says why the lease was not read or written', async () => {
+    const { store, a } = replicas();
+    store.down = true;
+    assert.equal(await a.tryAcquireOrRenew(), false);
+    assert.equal(a.lastError, 'the lease was not read: bus unavailable');
+    store.down = false;
+    assert.equal(await a.tryAcquireOrRenew(), true);
+    assert.equal(a.lastError, undefined);
+  });
+
   it('does not lead on a race it lost', async () => {
     const { store, a, b } = replicas();
     // Both read an empty lease; b's write lands first.

@@ -34,6 +34,8 @@ export class LeaderElector {
   private observed: LeaseRenewedEvent | undefined;
   /** When the last renewal that was stored had been sent; undefined while not leading. */
   private renewedAtMs: number | undefined;
+  /** Why the last read or write failed, until one succeeds. */
+  lastError: string | undefined;
 
   constructor(
     private readonly name: string,
@@ -67,13 +69,15 @@ export class LeaderElector {
     let current: { lease: LeaseRenewedEvent; seq: number } | undefined;
     try {
       current = await this.store.get();
-    } catch {
+    } catch (error) {
+      this.lastError = `the lease was not read: ${(error as Error).message}`;
       return this.isLeader();
     }
     const seq = current?.seq ?? 0;
     if (seq !== this.observedSeq) {
       this.observedSeq = seq;
-      this.observedAtMs = sentAtMs;
+      // Seen once the answer is here: the record may have been written any time until then.
+      this.observedAtMs = this.now();
       this.observed = current?.lease;
     }
     const lease = current?.lease;
@@ -94,9 +98,11 @@ export class LeaderElector {
     let stored: boolean;
     try {
       stored = await this.store.put(next, seq);
-    } catch {
+    } catch (error) {
+      this.lastError = `the lease was not written: ${(error as Error).message}`;
       return this.isLeader();
     }
+    this.lastError = undefined;
     if (!stored) {
       // Another wrote first: whoever it was, the next read says, and this process does not lead on a lost race.
       this.renewedAtMs = undefined;

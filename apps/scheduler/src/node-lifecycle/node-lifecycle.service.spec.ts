@@ -85,6 +85,27 @@ describe('NodeLifecycleService', () => {
     );
   });
 
+  it('keeps its memory as a standby, writing nothing, so that it takes over without a false transition', async () => {
+    facts.nodeRegistered('node-1', T0);
+    facts.heartbeat('node-1', T0);
+    facts.podCreated('web-0', UID_WEB, T0);
+    facts.podScheduled('web-0', UID_WEB, 'node-1', T0);
+    const standby = () => false;
+    await sut.monitorNodes(T0 + 1_000, standby);
+    // The node goes silent and its pod's toleration runs out while another scheduler leads.
+    await sut.monitorNodes(T0 + GRACE_MS + 1, standby);
+    await sut.monitorNodes(T0 + GRACE_MS + TOLERATION_MS + 1, standby);
+    await sut.finalizeDeletions(T0 + GRACE_MS + TOLERATION_MS + 1, standby);
+    assert.equal(bus.published.length, 0, 'a standby writes nothing');
+
+    // Leading now: the node was already NotReady, so no second NodeNotReady; the overdue eviction goes out.
+    await sut.monitorNodes(T0 + GRACE_MS + TOLERATION_MS + 2_000);
+    assert.deepEqual(
+      bus.published.map((p) => p.type),
+      ['PodEvicted', 'PodEvent'],
+    );
+  });
+
   it('records NodeReady when the heartbeats come back', async () => {
     facts.nodeRegistered('node-1', T0);
     await sut.monitorNodes(T0 + 1_000);

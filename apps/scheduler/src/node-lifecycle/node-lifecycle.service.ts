@@ -40,7 +40,7 @@ export class NodeLifecycleService {
    * the same, except after a time with no node Ready (see heldEvictions): when that ended is
    * the process's own memory, as it is kube-controller-manager's.
    */
-  async monitorNodes(now: number): Promise<void> {
+  async monitorNodes(now: number, mayWrite: () => boolean = () => true): Promise<void> {
     const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
     let podsByNode: Map<string, PodRecord[]> | undefined;
     const nodes = this.cache.nodes.list().map((record) => ({ record, labels: record.node.metadata.labels, ready: isNodeReady(record, now, graceMs) }));
@@ -62,13 +62,14 @@ export class NodeLifecycleService {
         const [reason, message] = ready
           ? ['NodeReady', `Node ${node.name} status is now: NodeReady`]
           : ['NodeNotReady', `Node ${node.name} status is now: NodeNotReady`];
-        this.logger.log(message);
-        this.bus.publishBuffered(
-          SUBJECTS.nodeLifecycleEvents(node.name),
-          'NodeEvent',
-          { nodeName: node.name, eventType: ready ? 'Normal' : 'Warning', reason, message, observedAt: new Date(now).toISOString() },
-          { correlationId: node.name },
-        );
+        if (mayWrite()) this.logger.log(message);
+        if (mayWrite())
+          this.bus.publishBuffered(
+            SUBJECTS.nodeLifecycleEvents(node.name),
+            'NodeEvent',
+            { nodeName: node.name, eventType: ready ? 'Normal' : 'Warning', reason, message, observedAt: new Date(now).toISOString() },
+            { correlationId: node.name },
+          );
       }
       if (ready || held.all || inZone(held.zones, labels)) continue;
       const taintedSince = Math.max(node.lastHeartbeatMs + graceMs, this.resumedAtMs);
@@ -77,6 +78,8 @@ export class NodeLifecycleService {
         if (pod.mirror || pod.deletion) continue;
         const due = evictionTimeMs(pod.manifest.spec, taintedSince, this.config.EVICTION_TOLERATION_SECONDS);
         if (due === undefined || now < due) continue;
+        // A standby keeps the memory above, so that it decides as the leader does once it leads; it writes nothing.
+        if (!mayWrite()) break;
         try {
           await this.bus.publish(
             SUBJECTS.pod(pod.namespace, pod.name),
@@ -119,7 +122,7 @@ export class NodeLifecycleService {
    * it. Its deletion is finalised with `PodDeletionFinalized`, and its assignment subject
    * purged like any other whose pod is gone. Decided from the log and the clock alone.
    */
-  async finalizeDeletions(now: number): Promise<void> {
+  async finalizeDeletions(now: number, mayWrite: () => boolean = () => true): Promise<void> {
     const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
     for (const pod of this.cache.pods.list()) {
       if (!pod.deletion || !pod.nodeName || pod.mirror) continue;
@@ -132,6 +135,7 @@ export class NodeLifecycleService {
       const message = record
         ? `node ${pod.nodeName} has not been heard from since ${new Date(record.lastHeartbeatMs).toISOString()}`
         : `node ${pod.nodeName} does not exist`;
+      if (!mayWrite()) return;
       try {
         await this.bus.publish(
           SUBJECTS.pod(pod.namespace, pod.name),
