@@ -31,8 +31,9 @@ export class NatsCluster {
         );
         processes.push(new ManagedProcess(`nats-server ${i}`, spawn('nats-server', ['-c', config], { stdio: ['ignore', 'pipe', 'pipe'] })));
       }
-      // Ready once each server found the JetStream leader of the cluster's metadata.
-      await Promise.all(processes.map((p) => p.waitForLine(/JetStream cluster new metadata leader|Self is new JetStream cluster metadata leader/)));
+      // Each server has found the JetStream leader of the cluster's metadata (streams may still
+      // be refused a moment longer, until every server's resources are known, so a test retries its first stream).
+      await Promise.all(processes.map((p) => p.waitForLine(/JetStream cluster new (remote )?metadata leader|Self is new JetStream cluster metadata leader/)));
       return new NatsCluster(
         ports.map((p) => `nats://127.0.0.1:${p}`),
         processes,

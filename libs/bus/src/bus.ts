@@ -47,8 +47,12 @@ export type { Delivery } from './transport/jetstream.context.js';
 
 const utf8 = new TextEncoder();
 
-/** JetStream's error code for a failed expected-last-(subject-)sequence check. */
-const WRONG_LAST_SEQUENCE = 10071;
+/**
+ * JetStream's error codes for a failed expected-last-(subject-)sequence check: 10071, and
+ * 10164 from nats-server 2.11 on for a subject's expected sequence that another write in
+ * flight may change.
+ */
+const WRONG_LAST_SEQUENCE = new Set([10071, 10164]);
 /** How many compacted subjects remember where their oldest message is (a walk from the stream's start otherwise). */
 const COMPACTED_HINTS = 50_000;
 /** Room kept under the server's max_payload for the headers a publish sends (Nats-Msg-Id, expectations). */
@@ -510,7 +514,7 @@ export class Bus {
       busMetrics.published.inc(envelope.type);
       return { seq: ack.seq, duplicate: ack.duplicate, envelope };
     } catch (error) {
-      if (error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE) {
+      if (error instanceof JetStreamApiError && WRONG_LAST_SEQUENCE.has(error.code)) {
         throw new SequenceConflictError(subject, expectedLastSubjectSequence ?? -1, { cause: error });
       }
       if (isUnavailable(error)) throw new BusUnavailableError(`JetStream did not take the write: ${(error as Error).message}`, { cause: error });

@@ -104,7 +104,6 @@ export const SUBJECTS = {
   allNodes: `${PREFIX}.nodes.>`,
   /** LeaseRenewed: who leads among the replicas of a component (`kube-scheduler`). Writers: those replicas, each compare-and-set. */
   lease: (name: string): string => `${PREFIX}.leases.${token(name)}`,
-  allLeases: `${PREFIX}.leases.>`,
   /** ContainerEvent, PodEvent, BackoffRecorded, ProbeResultChanged and ImagePullProgress for one pod, written only by the agent of `node`. */
   containerEvents: (node: string, uid: string): string => `${PREFIX}.events.${token(node)}.${token(uid)}`,
   /** NodeEvent about `node` itself, written only by its agent. */
@@ -169,6 +168,12 @@ export interface StreamDefinition {
   maxAgeSeconds: number;
 }
 
+/**
+ * The leader-election leases, by what they elect: each the only subject its writers grow in
+ * JETLET_LEASES, whose last sequence a lease write expects (see the scheduler's LeaseStore).
+ */
+export const LEASES = { scheduler: 'kube-scheduler' } as const;
+
 /** The streams jetlet creates (or updates) at start. */
 export const STREAM_DEFINITIONS: Record<StreamKey, StreamDefinition> = {
   pods: {
@@ -184,8 +189,9 @@ export const STREAM_DEFINITIONS: Record<StreamKey, StreamDefinition> = {
   // Each write carries the whole object, so a subject's newest message is all a reader needs;
   // a Secret's replaced values leave the stream with the write that replaces them.
   config: { name: STREAMS.config, subjects: [SUBJECTS.allConfigMaps, SUBJECTS.allSecrets], maxMsgsPerSubject: 1, maxAgeSeconds: 0 },
-  // A lease is state, renewed every few seconds: its last renewals say who led when.
-  leases: { name: STREAMS.leases, subjects: [SUBJECTS.allLeases], maxMsgsPerSubject: 16, maxAgeSeconds: 0 },
+  // A lease is state, renewed every few seconds: its last renewals say who led when. Only the
+  // leases named: a lease write expects the stream's last sequence (see LEASES), so no other subject may grow it.
+  leases: { name: STREAMS.leases, subjects: Object.values(LEASES).map((name) => SUBJECTS.lease(name)), maxMsgsPerSubject: 16, maxAgeSeconds: 0 },
 };
 
 /**

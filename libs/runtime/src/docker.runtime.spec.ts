@@ -413,15 +413,15 @@ describe('DockerRuntime with a fake engine client', () => {
 
   it('asks a stream opened again for the events since a second before the last one delivered, and skips those it delivered', async () => {
     const streams = [new PassThrough(), new PassThrough(), new PassThrough(), new PassThrough()];
-    const dates = ['10:00:05', '10:00:05', '10:00:30', '10:00:31'];
+    // The engine's clock, in each answer's Date header.
+    const dates = ['10:00:05', '10:00:06', '10:00:30', '10:00:31'];
     const asked: Array<number | undefined> = [];
     const sut = new DockerRuntime(
       fakeDocker({
         getEvents: async (opts: { since?: number }) => {
           asked.push(opts.since);
-          const stream = streams[asked.length - 1];
-          // The engine's clock, in its answer's Date header.
-          return Object.assign(stream ?? new PassThrough(), { headers: { date: `Wed, 01 May 2024 ${dates[asked.length - 1]} GMT` } });
+          const stream = streams[asked.length - 1] ?? new PassThrough();
+          return Object.assign(stream, { headers: { date: `Wed, 01 May 2024 ${dates[asked.length - 1]} GMT` } });
         },
       }),
     );
@@ -435,23 +435,25 @@ describe('DockerRuntime with a fake engine client', () => {
       }, /ended unexpectedly/);
     };
 
-    streams[0]?.end(line('a', 'start', t) + line('a', 'die', t + 5_000) + line('b', 'start', t + 2_000));
+    // The first stream asks for nothing before it (this process's clock is not the engine's), and delivers nothing.
+    streams[0]?.end();
     await drain();
-    // The first stream asks for nothing before it: this process's clock is not the engine's.
     assert.equal(asked[0], undefined);
 
-    // Sent again: what came in the last second, and one stamped before the newest that was never delivered.
-    streams[1]?.end(line('a', 'die', t + 5_000) + line('b', 'start', t + 2_000) + line('c', 'start', t + 1_000) + line('a', 'destroy', t + 9_000));
+    // The next asks from a second before the first one's opening, by the engine's clock. Its events come out of order.
+    streams[1]?.end(line('a', 'start', t) + line('a', 'die', t + 5_000) + line('b', 'start', t + 2_000));
     await drain();
-    assert.equal(asked[1], (t + 5_000 - 1e9) / 1e9);
+    assert.equal(asked[1], Date.parse('2024-05-01T10:00:04Z') / 1000);
 
-    // A stream that delivers nothing moves the resume point to its opening, by the engine's clock.
-    streams[2]?.end();
+    // From a second before the last delivered: sent again, what was delivered, and one never delivered.
+    streams[2]?.end(line('a', 'die', t + 5_000) + line('b', 'start', t + 2_000) + line('c', 'start', t + 1_000) + line('a', 'destroy', t + 9_000));
     await drain();
-    assert.equal(asked[2], (t + 9_000 - 1e9) / 1e9);
+    assert.equal(asked[2], (t + 2_000 - 1e9) / 1e9);
+
+    // A stream that delivers nothing leaves the point where it was: its opening is later than events it may not have read.
     streams[3]?.end();
     await drain();
-    assert.equal(asked[3], Date.parse('2024-05-01T10:00:29Z') / 1000);
+    assert.equal(asked[3], (t + 9_000 - 1e9) / 1e9);
     assert.deepEqual(seen, ['a start', 'a die', 'b start', 'c start', 'a destroy']);
   });
 

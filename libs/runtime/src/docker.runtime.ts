@@ -223,8 +223,8 @@ const DELIVERED_MEMORY = 1024;
 const RESUME_MARGIN_NANO = 1e9;
 
 /**
- * Where the streams of one label filter have got to, by the engine's clock: the newest event
- * delivered, or the newest stream's opening (its `Date` header). A stream opened again asks
+ * Where the streams of one label filter have got to, by the engine's clock: the last event
+ * delivered, or before any, the first stream's opening (its `Date` header). A stream opened again asks
  * the engine for everything from a second before there (the engine keeps its last 256 events)
  * and skips exactly the events it delivered already. Nothing is skipped for being older than
  * another: the engine reads its clock before it takes its lock, so two events may come in the
@@ -244,10 +244,14 @@ class EventResume {
     return this.resumeNano === undefined ? undefined : (this.resumeNano - RESUME_MARGIN_NANO) / 1e9;
   }
 
-  /** A stream opened with the engine's time in its answer's `Date` header (whole seconds, so one second on). */
+  /**
+   * A stream opened, with the engine's time in its answer's `Date` header: where to resume
+   * while no event was delivered yet. Never past an event delivered: the events this stream
+   * was asked to send again may not be read before it breaks.
+   */
   opened(dateHeader: string | undefined): void {
     const ms = dateHeader === undefined ? Number.NaN : Date.parse(dateHeader);
-    if (Number.isFinite(ms)) this.resumeNano = Math.max(this.resumeNano ?? 0, ms * 1e6);
+    if (Number.isFinite(ms)) this.resumeNano ??= ms * 1e6;
   }
 
   /** False for an event delivered before (one the engine sends again since `since`); else notes it. */
@@ -261,7 +265,8 @@ class EventResume {
       if (this.delivered.size <= DELIVERED_MEMORY) break;
       this.delivered.delete(oldest);
     }
-    this.resumeNano = Math.max(this.resumeNano ?? 0, timeNano);
+    // The last delivered, not the newest: after a clock stepped back, the engine's next events are older.
+    this.resumeNano = timeNano;
     return true;
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { BUS, SequenceConflictError, type Bus } from '#bus';
-import { ConfigError, STREAMS, SUBJECTS, type LeaseRenewedEvent } from '#contracts';
+import { ConfigError, LEASES, STREAMS, SUBJECTS, type LeaseRenewedEvent } from '#contracts';
 import { CLOCK, type Clock } from '#workqueue';
 import { schedulerMetrics } from '../metrics/scheduler.metrics.js';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
@@ -10,7 +10,7 @@ import type { SchedulerConfig } from '../scheduler.config.js';
 import { LeaderElector, type LeaseStore } from './leader-elector.js';
 
 /** The lease kube-scheduler's replicas hold, by its name. */
-export const SCHEDULER_LEASE = 'kube-scheduler';
+export const SCHEDULER_LEASE = LEASES.scheduler;
 
 /**
  * The lease as the last message of its subject in the leases stream, written compare-and-set.
@@ -117,15 +117,14 @@ export class LeaderElectionService implements OnApplicationBootstrap, BeforeAppl
     const retryMs = this.config.LEADER_ELECT_RETRY_PERIOD_SECONDS * 1000;
     let error: string | undefined;
     while (!this.abort.signal.aborted) {
-      const before = elector.isLeader();
       const leading = await elector.tryAcquireOrRenew();
       if (this.abort.signal.aborted) return;
       if (elector.lastError !== error) {
         error = elector.lastError;
         if (error !== undefined) this.logger.warn(`${SCHEDULER_LEASE} lease: ${error}`);
       }
-      // A lease that lapsed before this try and is held again counts as a new start: the pass it stopped is asked for again.
-      if (leading && !before) for (const listener of this.listeners) this.notify(listener);
+      // A lease that lapsed, even while this try was under way, and is held again is a new start: the pass it stopped is asked for again.
+      if (leading && elector.startedTerm) for (const listener of this.listeners) this.notify(listener);
       if (leading !== this.leading) {
         this.leading = leading;
         schedulerMetrics.leader.set({ name: SCHEDULER_LEASE }, leading ? 1 : 0);

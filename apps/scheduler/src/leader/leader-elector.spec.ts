@@ -108,6 +108,24 @@ describe('LeaderElector', () => {
     assert.equal(await b.tryAcquireOrRenew(), true);
   });
 
+  it('says a stored write began a term: the first, and one after the last ran out while the try was under way', async () => {
+    const { store, a, tick } = replicas();
+    await a.tryAcquireOrRenew();
+    assert.equal(a.startedTerm, true);
+    tick(TIMINGS.retryPeriodMs);
+    await a.tryAcquireOrRenew();
+    assert.equal(a.startedTerm, false, 'a renewal in time');
+    // A write answered past the deadline: the leading ran out meanwhile, and whatever stopped must start again.
+    tick(TIMINGS.retryPeriodMs);
+    const put = store.put.bind(store);
+    store.put = async (lease, seq) => {
+      tick(TIMINGS.renewDeadlineMs - 1_000);
+      return put(lease, seq);
+    };
+    assert.equal(await a.tryAcquireOrRenew(), true, 'the new term runs from when the write was sent');
+    assert.equal(a.startedTerm, true);
+  });
+
   it('says why the lease was not read or written', async () => {
     const { store, a } = replicas();
     store.down = true;

@@ -36,6 +36,11 @@ export class LeaderElector {
   private renewedAtMs: number | undefined;
   /** Why the last read or write failed, until one succeeds. */
   lastError: string | undefined;
+  /**
+   * Whether the last try that stored a write began a term: no leading before it, or the last
+   * ran out while the try was under way. Whatever stopped at the deadline starts again.
+   */
+  startedTerm = false;
 
   constructor(
     private readonly name: string,
@@ -65,6 +70,7 @@ export class LeaderElector {
    * renewed: the leader goes on leading only until its deadline.
    */
   async tryAcquireOrRenew(): Promise<boolean> {
+    this.startedTerm = false;
     const sentAtMs = this.now();
     let current: { lease: LeaseRenewedEvent; seq: number } | undefined;
     try {
@@ -108,6 +114,8 @@ export class LeaderElector {
       this.renewedAtMs = undefined;
       return false;
     }
+    const previous = this.renewedAtMs;
+    this.startedTerm = previous === undefined || this.now() - previous >= this.timings.renewDeadlineMs;
     this.renewedAtMs = sentAtMs;
     this.observed = next;
     // The sequence of this write is not known here: the next read sees it move, and starts its wait then.

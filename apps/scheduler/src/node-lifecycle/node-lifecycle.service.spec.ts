@@ -85,24 +85,37 @@ describe('NodeLifecycleService', () => {
     );
   });
 
-  it('keeps its memory as a standby, writing nothing, so that it takes over without a false transition', async () => {
+  it('writes nothing as a standby, and records once it leads what it saw meanwhile', async () => {
     facts.nodeRegistered('node-1', T0);
     facts.heartbeat('node-1', T0);
     facts.podCreated('web-0', UID_WEB, T0);
     facts.podScheduled('web-0', UID_WEB, 'node-1', T0);
+    // node-2 goes silent and comes back while this scheduler stands by: nothing to record. node-3 stays Ready.
+    facts.nodeRegistered('node-2', T0);
+    facts.heartbeat('node-2', T0);
+    facts.nodeRegistered('node-3', T0);
+    facts.heartbeat('node-3', T0 + GRACE_MS);
     const standby = () => false;
     await sut.monitorNodes(T0 + 1_000, standby);
-    // The node goes silent and its pod's toleration runs out while another scheduler leads.
+    // node-1 goes silent and its pod's toleration runs out while another scheduler leads.
     await sut.monitorNodes(T0 + GRACE_MS + 1, standby);
+    facts.heartbeat('node-2', T0 + GRACE_MS + TOLERATION_MS);
+    facts.heartbeat('node-3', T0 + GRACE_MS + TOLERATION_MS);
     await sut.monitorNodes(T0 + GRACE_MS + TOLERATION_MS + 1, standby);
     await sut.finalizeDeletions(T0 + GRACE_MS + TOLERATION_MS + 1, standby);
     assert.equal(bus.published.length, 0, 'a standby writes nothing');
 
-    // Leading now: the node was already NotReady, so no second NodeNotReady; the overdue eviction goes out.
+    // Leading now: node-1's NodeNotReady is recorded once (the old leader may have too), and its overdue eviction goes out.
     await sut.monitorNodes(T0 + GRACE_MS + TOLERATION_MS + 2_000);
+    facts.podEvicted('web-0', UID_WEB, T0 + GRACE_MS + TOLERATION_MS + 2_000);
+    await sut.monitorNodes(T0 + GRACE_MS + TOLERATION_MS + 3_000);
     assert.deepEqual(
-      bus.published.map((p) => p.type),
-      ['PodEvicted', 'PodEvent'],
+      bus.published.map((p) => [p.type, p.data.reason ?? '', p.subject]),
+      [
+        ['NodeEvent', 'NodeNotReady', SUBJECTS.nodeLifecycleEvents('node-1')],
+        ['PodEvicted', '', SUBJECTS.pod('default', 'web-0')],
+        ['PodEvent', 'TaintManagerEviction', SUBJECTS.nodeLifecycleEvents('node-1')],
+      ],
     );
   });
 

@@ -17,6 +17,14 @@ export class NodeLifecycleService {
   private readonly logger = new Logger(NodeLifecycleService.name);
   /** Each node's readiness at the last step, to record its transitions. */
   private readonly readiness = new Map<string, boolean>();
+  /**
+   * Transitions seen while this scheduler could not write (a standby, a lapsed lease), by
+   * node: the readiness they went to. Recorded once it writes again, unless the node went
+   * back meanwhile: across a change of leader a transition is recorded at least once.
+   */
+  private readonly unrecorded = new Map<string, boolean>();
+  /** The step under way: a standby's resync and a pass never interleave their steps. */
+  private stepping: Promise<void> = Promise.resolve();
   /** Whether the last step held every eviction (no node Ready), and when the last such time ended. */
   private disrupted = false;
   private resumedAtMs = 0;
@@ -40,7 +48,13 @@ export class NodeLifecycleService {
    * the same, except after a time with no node Ready (see heldEvictions): when that ended is
    * the process's own memory, as it is kube-controller-manager's.
    */
-  async monitorNodes(now: number, mayWrite: () => boolean = () => true): Promise<void> {
+  monitorNodes(now: number, mayWrite: () => boolean = () => true): Promise<void> {
+    const step = this.stepping.then(() => this.monitorOnce(now, mayWrite));
+    this.stepping = step.catch(() => undefined);
+    return step;
+  }
+
+  private async monitorOnce(now: number, mayWrite: () => boolean): Promise<void> {
     const graceMs = this.config.NODE_GRACE_SECONDS * 1000;
     let podsByNode: Map<string, PodRecord[]> | undefined;
     const nodes = this.cache.nodes.list().map((record) => ({ record, labels: record.node.metadata.labels, ready: isNodeReady(record, now, graceMs) }));
@@ -58,18 +72,28 @@ export class NodeLifecycleService {
     for (const { record: node, labels, ready } of nodes) {
       const before = this.readiness.get(node.name);
       this.readiness.set(node.name, ready);
+      let record = false;
       if (before !== undefined && before !== ready) {
+        // Back to where it was before a transition never recorded: nothing to record.
+        if (!this.unrecorded.delete(node.name)) {
+          if (mayWrite()) record = true;
+          else this.unrecorded.set(node.name, ready);
+        }
+      } else if (this.unrecorded.get(node.name) === ready && mayWrite()) {
+        this.unrecorded.delete(node.name);
+        record = true;
+      }
+      if (record) {
         const [reason, message] = ready
           ? ['NodeReady', `Node ${node.name} status is now: NodeReady`]
           : ['NodeNotReady', `Node ${node.name} status is now: NodeNotReady`];
-        if (mayWrite()) this.logger.log(message);
-        if (mayWrite())
-          this.bus.publishBuffered(
-            SUBJECTS.nodeLifecycleEvents(node.name),
-            'NodeEvent',
-            { nodeName: node.name, eventType: ready ? 'Normal' : 'Warning', reason, message, observedAt: new Date(now).toISOString() },
-            { correlationId: node.name },
-          );
+        this.logger.log(message);
+        this.bus.publishBuffered(
+          SUBJECTS.nodeLifecycleEvents(node.name),
+          'NodeEvent',
+          { nodeName: node.name, eventType: ready ? 'Normal' : 'Warning', reason, message, observedAt: new Date(now).toISOString() },
+          { correlationId: node.name },
+        );
       }
       if (ready || held.all || inZone(held.zones, labels)) continue;
       const taintedSince = Math.max(node.lastHeartbeatMs + graceMs, this.resumedAtMs);
