@@ -7,7 +7,7 @@ import { CLOCK, type Clock } from '#workqueue';
 import { schedulerMetrics } from '../metrics/scheduler.metrics.js';
 import { SCHEDULER_CONFIG } from '../scheduler.constants.js';
 import type { SchedulerConfig } from '../scheduler.config.js';
-import { LeaderElector, type LeaseStore } from './leader-elector.js';
+import { LeaderElector, validTimings, type LeaseStore } from './leader-elector.js';
 
 /** The lease kube-scheduler's replicas hold, by its name. */
 export const SCHEDULER_LEASE = LEASES.scheduler;
@@ -69,7 +69,7 @@ export class LeaderElectionService implements OnApplicationBootstrap, BeforeAppl
       renewDeadlineMs: config.LEADER_ELECT_RENEW_DEADLINE_SECONDS * 1000,
       retryPeriodMs: config.LEADER_ELECT_RETRY_PERIOD_SECONDS * 1000,
     };
-    if (!(timings.retryPeriodMs < timings.renewDeadlineMs && timings.renewDeadlineMs < timings.leaseDurationMs))
+    if (!validTimings(timings))
       throw new ConfigError(
         'invalid configuration:\n  LEADER_ELECT_RETRY_PERIOD_SECONDS < LEADER_ELECT_RENEW_DEADLINE_SECONDS < LEADER_ELECT_LEASE_DURATION_SECONDS must hold',
       );

@@ -16,6 +16,11 @@ export interface LeaderElectionTimings {
   retryPeriodMs: number;
 }
 
+/** Whether the timings can work: retry period < renew deadline < lease duration, as client-go requires. */
+export function validTimings(t: LeaderElectionTimings): boolean {
+  return t.retryPeriodMs < t.renewDeadlineMs && t.renewDeadlineMs < t.leaseDurationMs;
+}
+
 /** kube-scheduler's defaults: `--leader-elect-lease-duration=15s`, `-renew-deadline=10s`, `-retry-period=2s`. */
 export const DEFAULT_TIMINGS: LeaderElectionTimings = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
@@ -50,8 +55,7 @@ export class LeaderElector {
     private readonly now: () => number,
     private readonly wallTime: () => string = () => new Date().toISOString(),
   ) {
-    if (!(timings.retryPeriodMs < timings.renewDeadlineMs && timings.renewDeadlineMs < timings.leaseDurationMs))
-      throw new RangeError('leader election needs retry period < renew deadline < lease duration');
+    if (!validTimings(timings)) throw new RangeError('leader election needs retry period < renew deadline < lease duration');
   }
 
   /** Whether this process leads now: a renewal was stored less than renewDeadlineMs after it was sent. */
