@@ -4,6 +4,7 @@ import { jetstream, DeliverPolicy } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { STREAMS, SUBJECTS } from '#contracts';
 import { Cluster, uniqueName } from '../harness/cluster.js';
+import { Kubectl } from '../harness/kubectl.js';
 import { waitFor } from '../harness/processes.js';
 
 /** Two schedulers at once: optimistic concurrency on each pod's subject binds every pod exactly once. */
@@ -88,6 +89,7 @@ describe('two schedulers with leader election', () => {
   // Short, so a takeover is waited for in seconds: 4 s lease, 3 s renew deadline, a try every 0.5 s.
   const LEASE = { LEADER_ELECT_LEASE_DURATION_SECONDS: '4', LEADER_ELECT_RENEW_DEADLINE_SECONDS: '3', LEADER_ELECT_RETRY_PERIOD_SECONDS: '0.5' };
   let cluster: Cluster;
+  let firstId: string;
   const node = uniqueName('elect');
   const pod = (name: string) => ({
     metadata: { name },
@@ -96,12 +98,43 @@ describe('two schedulers with leader election', () => {
 
   before(async () => {
     cluster = await Cluster.start(LEASE);
-    await cluster.scheduler.waitForLine(/leading: \S+ holds the kube-scheduler lease/);
+    firstId = identityIn(await cluster.scheduler.waitForLine(/leading: \S+ holds the kube-scheduler lease/));
     await cluster.startAgent(node);
   });
 
   after(async () => {
     await cluster?.stop();
+  });
+
+  it('shows kubectl the lease and who holds it, as kube-system/kube-scheduler', async () => {
+    const kubectl = Kubectl.as(cluster);
+    try {
+      const table = await kubectl.ok(['get', 'lease', '-n', 'kube-system']);
+      const rows = table
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/));
+      assert.deepEqual(
+        rows.map((r) => r.slice(0, 2)),
+        [
+          ['NAME', 'HOLDER'],
+          ['kube-scheduler', firstId],
+        ],
+        table,
+      );
+      const lease = JSON.parse(await kubectl.ok(['get', 'lease', 'kube-scheduler', '-n', 'kube-system', '-o', 'json'])) as {
+        spec: { holderIdentity: string; leaseDurationSeconds: number; renewTime: string };
+      };
+      assert.equal(lease.spec.holderIdentity, firstId);
+      assert.equal(lease.spec.leaseDurationSeconds, 4);
+      assert.match(lease.spec.renewTime, /T\d\d:\d\d:\d\d\.\d{6}Z$/);
+      assert.equal(await kubectl.ok(['get', 'leases', '--all-namespaces', '-o', 'name']), 'lease.coordination.k8s.io/kube-scheduler\n');
+      const elsewhere = await kubectl.run(['get', 'lease', 'kube-scheduler', '-n', 'default']);
+      assert.notEqual(elsewhere.code, 0);
+      assert.match(elsewhere.stderr, /leases.coordination.k8s.io "kube-scheduler" not found/);
+    } finally {
+      kubectl.dispose();
+    }
   });
 
   it('lets one lead and the other take over when it dies, and at once when it lets go', async () => {

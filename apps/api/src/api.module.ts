@@ -15,6 +15,7 @@ import { DiscoveryController } from './discovery/discovery.controller.js';
 import { FieldValidationInterceptor } from './errors/field-validation.interceptor.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
 import { EventsController } from './events/events.controller.js';
+import { LeasesController } from './leases/leases.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { NamespacesController } from './namespaces/namespaces.controller.js';
 import { NamespacesService } from './namespaces/namespaces.service.js';
@@ -64,6 +65,7 @@ const config = loadConfig(ApiConfig);
     ResourceMetricsController,
     NodesController,
     EventsController,
+    LeasesController,
     HealthController,
     OpenApiController,
     NamespacesController,

@@ -22,6 +22,7 @@ export * from './selectable-fields.js';
 export * from './patch-meta.js';
 export * from './watch-cache.js';
 export * from './printers.js';
+export * from './lease.js';
 export * from './path-under.js';
 export * from './assignment-check.js';
 export * from './restart-policy.js';

@@ -339,6 +339,20 @@ export function secretRow(object: ConfigLike, nowMs: number): TableRow {
   return { cells: [object.metadata.name ?? '', object.type ?? '', Object.keys(object.data ?? {}).length, age(object.metadata.creationTimestamp, nowMs)] };
 }
 
+export const LEASE_COLUMNS: TableColumnDefinition[] = [
+  NAME,
+  column(
+    'Holder',
+    'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.',
+  ),
+  AGE,
+];
+
+/** One Lease's row: who holds it (empty once let go). */
+export function leaseRow(lease: KubeObject & { spec?: { holderIdentity?: string } }, nowMs: number): TableRow {
+  return { cells: [lease.metadata.name ?? '', lease.spec?.holderIdentity ?? '', age(lease.metadata.creationTimestamp, nowMs)] };
+}
+
 /** Columns of kinds without a printer of their own: NAME and AGE, as the API server's default table. */
 export const DEFAULT_COLUMNS: TableColumnDefinition[] = [NAME, AGE];
 
@@ -349,6 +363,7 @@ const PRINTERS: Record<string, { columns: TableColumnDefinition[]; row: (o: neve
   Namespace: { columns: NAMESPACE_COLUMNS, row: namespaceRow },
   ConfigMap: { columns: CONFIGMAP_COLUMNS, row: configMapRow },
   Secret: { columns: SECRET_COLUMNS, row: secretRow },
+  Lease: { columns: LEASE_COLUMNS, row: leaseRow },
 };
 
 /** The PartialObjectMetadata of an object (its metadata alone). */

@@ -28,13 +28,32 @@ export class DiscoveryController {
     // kubectl top looks for the Metrics API here before it asks for any metrics; kubectl auth can-i for authorization.
     const metrics = { groupVersion: 'metrics.k8s.io/v1beta1', version: 'v1beta1' };
     const authorization = { groupVersion: 'authorization.k8s.io/v1', version: 'v1' };
+    const coordination = { groupVersion: 'coordination.k8s.io/v1', version: 'v1' };
     return {
       kind: 'APIGroupList',
       apiVersion: 'v1',
       groups: [
         { name: 'metrics.k8s.io', versions: [metrics], preferredVersion: metrics },
         { name: 'authorization.k8s.io', versions: [authorization], preferredVersion: authorization },
+        { name: 'coordination.k8s.io', versions: [coordination], preferredVersion: coordination },
       ],
+    };
+  }
+
+  @Get('apis/coordination.k8s.io')
+  coordinationGroup(): object {
+    const v1 = { groupVersion: 'coordination.k8s.io/v1', version: 'v1' };
+    return { kind: 'APIGroup', apiVersion: 'v1', name: 'coordination.k8s.io', versions: [v1], preferredVersion: v1 };
+  }
+
+  /** `kubectl get lease -n kube-system` shows which scheduler leads. */
+  @Get('apis/coordination.k8s.io/v1')
+  coordinationV1(): object {
+    return {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: 'coordination.k8s.io/v1',
+      resources: [{ name: 'leases', singularName: 'lease', namespaced: true, kind: 'Lease', verbs: ['get', 'list'] }],
     };
   }
 
@@ -51,7 +70,9 @@ export class DiscoveryController {
       kind: 'APIResourceList',
       apiVersion: 'v1',
       groupVersion: 'authorization.k8s.io/v1',
-      resources: [{ name: 'selfsubjectaccessreviews', singularName: 'selfsubjectaccessreview', namespaced: false, kind: 'SelfSubjectAccessReview', verbs: ['create'] }],
+      resources: [
+        { name: 'selfsubjectaccessreviews', singularName: 'selfsubjectaccessreview', namespaced: false, kind: 'SelfSubjectAccessReview', verbs: ['create'] },
+      ],
     };
   }
 

@@ -10,7 +10,7 @@ export interface KubeStatus {
   status: 'Failure';
   message: string;
   reason: string;
-  details?: { name?: string; kind?: string; causes?: Array<{ reason: string; message: string; field: string }> };
+  details?: { name?: string; group?: string; kind?: string; causes?: Array<{ reason: string; message: string; field: string }> };
   code: number;
 }
 
