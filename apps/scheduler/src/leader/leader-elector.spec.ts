@@ -72,6 +72,27 @@ describe('LeaderElector', () => {
     assert.equal(store.lease?.leaseTransitions, 1);
   });
 
+  it('counts the renew deadline from when the renewal was written, not from the slow read before it', async () => {
+    const store = new MemoryLease();
+    const clock = { now: 1_000 };
+    const get = store.get.bind(store);
+    let readMs = 0;
+    store.get = async () => {
+      clock.now += readMs;
+      return get();
+    };
+    const a = new LeaderElector('kube-scheduler', 'a', store, TIMINGS, () => clock.now);
+    assert.equal(await a.tryAcquireOrRenew(), true);
+    readMs = 4_000;
+    clock.now += TIMINGS.retryPeriodMs;
+    assert.equal(await a.tryAcquireOrRenew(), true);
+    // The renewal was sent 4 s after its try began; it leads until the deadline after that.
+    clock.now += TIMINGS.renewDeadlineMs - 1;
+    assert.equal(a.isLeader(), true);
+    clock.now += 1;
+    assert.equal(a.isLeader(), false);
+  });
+
   it('stops leading at the renew deadline when its renewals are not stored, before another may take the lease', async () => {
     const { store, a, b, tick } = replicas();
     await a.tryAcquireOrRenew();

@@ -75,7 +75,6 @@ export class LeaderElector {
    */
   async tryAcquireOrRenew(): Promise<boolean> {
     this.startedTerm = false;
-    const sentAtMs = this.now();
     let current: { lease: LeaseRenewedEvent; seq: number } | undefined;
     try {
       current = await this.store.get();
@@ -106,6 +105,8 @@ export class LeaderElector {
       leaseTransitions: lease === undefined ? 0 : mine ? lease.leaseTransitions : lease.leaseTransitions + 1,
     };
     let stored: boolean;
+    // The deadline counts from here: the write is what the others see, never before it is sent.
+    const sentAtMs = this.now();
     try {
       stored = await this.store.put(next, seq);
     } catch (error) {
