@@ -16,6 +16,8 @@ const BURST = Number(process.env.BENCH_API_BURST ?? 1000);
 const SAMPLES = Number(process.env.BENCH_API_SAMPLES ?? 1000);
 const LISTS = Number(process.env.BENCH_API_LISTS ?? 20);
 const IN_FLIGHT = 50;
+/** As long as fetch waits for an answer by default. */
+const REQUEST_TIMEOUT_MS = 300_000;
 const NS = 'bench';
 
 const manifest = (name: string): object => ({
@@ -92,6 +94,7 @@ class Poster {
         },
       );
       req.on('error', reject);
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${what}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
       req.end(json);
     });
   }
@@ -103,15 +106,15 @@ class Poster {
 
 /**
  * The stack's floor (bench/nest-floor.ts): NestJS on Express with the API's Node flags, a
- * JSON body published to JetStream and answered, nothing else. `count` creates, IN_FLIGHT at a
+ * JSON body of a stored pod's size published to JetStream and answered, nothing else. `count` creates, IN_FLIGHT at a
  * time, from the same client as the API's; returns their latencies, rate and CPU per create.
  */
-async function floorCreates(natsUrl: string, count: number): Promise<{ samples: number[]; seconds: number; cpuMs: number }> {
+async function floorCreates(natsUrl: string, count: number, podBytes: number): Promise<{ samples: number[]; seconds: number; cpuMs: number }> {
   const port = await freePort();
   const floor = new ManagedProcess(
     'nest-floor',
     spawn(process.execPath, [...profileArgs(), ...API_NODE_FLAGS, join(ROOT, 'dist/bench/nest-floor.js')], {
-      env: { ...process.env, NATS_URL: natsUrl, PORT: String(port) },
+      env: { ...process.env, NATS_URL: natsUrl, PORT: String(port), POD_BYTES: String(podBytes) },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
@@ -187,7 +190,7 @@ async function main(): Promise<void> {
     // The stored size of one create: the baseline publishes as many bytes.
     const stored = await fetch(`${url}/api/v1/namespaces/${NS}/pods/bench-0`).then((r) => r.text());
     const bare = await barePublishes(cluster.nats.url, PODS, Buffer.byteLength(stored));
-    const floor = await floorCreates(cluster.nats.url, PODS);
+    const floor = await floorCreates(cluster.nats.url, PODS, Buffer.byteLength(stored));
 
     const gets = await timed(SAMPLES, 1, (i) => expect(fetch(`${url}/api/v1/namespaces/${NS}/pods/bench-${(i * 7919) % PODS}`), 200, 'get'));
     let listed = 0;

@@ -132,6 +132,18 @@ describe('two schedulers with leader election', () => {
       const elsewhere = await kubectl.run(['get', 'lease', 'kube-scheduler', '-n', 'default']);
       assert.notEqual(elsewhere.code, 0);
       assert.match(elsewhere.stderr, /leases.coordination.k8s.io "kube-scheduler" not found/);
+      // Only the schedulers write it, over the bus; nor is it watched.
+      const removal = await kubectl.run(['delete', 'lease', 'kube-scheduler', '-n', 'kube-system']);
+      assert.notEqual(removal.code, 0);
+      assert.match(removal.stderr, /does not allow this method/);
+      const watch = await cluster.request<{ reason: string; message: string }>('GET', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?watch=true');
+      assert.equal(watch.status, 405);
+      assert.equal(watch.body.message, 'watch is not supported on resources of kind "leases.coordination.k8s.io"');
+      assert.equal(
+        (JSON.parse(await kubectl.ok(['get', 'lease', 'kube-scheduler', '-n', 'kube-system', '-o', 'json'])) as typeof lease).spec.holderIdentity,
+        firstId,
+        'still there, held as before',
+      );
     } finally {
       kubectl.dispose();
     }

@@ -216,6 +216,9 @@ const CAUGHT_UP_CHECK_MS = 1000;
 export function isUnavailable(error: unknown): boolean {
   if (error instanceof BusUnavailableError) return true;
   if (error instanceof JetStreamApiError) return error.code === 10008; // JetStream temporarily unavailable
+  // No JetStream answered: the server is up but its JetStream is not (yet), as after a restart.
+  // nats.js exports the class only from its internal entry point, so it is known by its name.
+  if (error instanceof Error && error.name === 'JetStreamNotEnabled') return true;
   return (
     error instanceof natsErrors.TimeoutError ||
     error instanceof natsErrors.NoRespondersError ||
