@@ -1,5 +1,11 @@
 import { Controller, Get } from '@nestjs/common';
 
+/** The APIGroup document of a group served at version v1 only. */
+function apiGroup(name: string): object {
+  const v1 = { groupVersion: `${name}/v1`, version: 'v1' };
+  return { kind: 'APIGroup', apiVersion: 'v1', name, versions: [v1], preferredVersion: v1 };
+}
+
 /** The discovery documents Kubernetes clients (kubectl) read before anything else. */
 @Controller()
 export class DiscoveryController {
@@ -42,8 +48,7 @@ export class DiscoveryController {
 
   @Get('apis/coordination.k8s.io')
   coordinationGroup(): object {
-    const v1 = { groupVersion: 'coordination.k8s.io/v1', version: 'v1' };
-    return { kind: 'APIGroup', apiVersion: 'v1', name: 'coordination.k8s.io', versions: [v1], preferredVersion: v1 };
+    return apiGroup('coordination.k8s.io');
   }
 
   /** `kubectl get lease -n kube-system` shows which scheduler leads. */
@@ -59,8 +64,7 @@ export class DiscoveryController {
 
   @Get('apis/authorization.k8s.io')
   authorizationGroup(): object {
-    const v1 = { groupVersion: 'authorization.k8s.io/v1', version: 'v1' };
-    return { kind: 'APIGroup', apiVersion: 'v1', name: 'authorization.k8s.io', versions: [v1], preferredVersion: v1 };
+    return apiGroup('authorization.k8s.io');
   }
 
   /** `kubectl auth can-i` posts a SelfSubjectAccessReview. */

@@ -3,10 +3,9 @@ import { BUS, BusUnavailableError, type Bus } from '#bus';
 import { ContractValidationError, LEASES, STREAMS, SUBJECTS } from '#contracts';
 import { LEASE_NAMESPACE, leaseView, type LeaseObject } from '#domain';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
-import { parseListOptions, queryValue, selected } from '../options/list-options.js';
+import { parseListOptions, selected, type ListOptions } from '../options/list-options.js';
 
 const LEASE_SELECTABLE_FIELDS = ['metadata.name', 'metadata.namespace'] as const;
-const TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
 const DETAILS = { group: 'coordination.k8s.io', kind: 'leases' };
 
 interface LeaseList {
@@ -40,7 +39,7 @@ export class LeasesController {
 
   @Get('namespaces/:namespace/leases/:name')
   async get(@Param('namespace') namespace: string, @Param('name') name: string, @Query() query: Record<string, unknown>): Promise<LeaseObject> {
-    refuseWatch(query);
+    refuseWatch(parseListOptions(query, LEASE_SELECTABLE_FIELDS));
     const lease = namespace === LEASE_NAMESPACE && Object.values<string>(LEASES).includes(name) ? (await this.read([name])).leases[0] : undefined;
     if (!lease) throw new KubeStatusException(404, 'NotFound', `leases.coordination.k8s.io "${name}" not found`, { name, ...DETAILS });
     return lease;
@@ -53,8 +52,8 @@ export class LeasesController {
   }
 
   private async list(namespace: string | undefined, query: Record<string, unknown>): Promise<LeaseList> {
-    refuseWatch(query);
     const options = parseListOptions(query, LEASE_SELECTABLE_FIELDS);
+    refuseWatch(options);
     const { leases, lastSeq } = await this.read(namespace === undefined || namespace === LEASE_NAMESPACE ? Object.values(LEASES) : []);
     const items = leases.filter((l) => selected(options, undefined, () => ({ 'metadata.name': l.metadata.name, 'metadata.namespace': l.metadata.namespace })));
     return { kind: 'LeaseList', apiVersion: 'coordination.k8s.io/v1', metadata: { resourceVersion: String(lastSeq) }, items };
@@ -80,8 +79,8 @@ export class LeasesController {
 }
 
 /** Leases are read when asked, not followed: a watch of them is refused, in kube-apiserver's words, rather than answered with a list. */
-function refuseWatch(query: Record<string, unknown>): void {
-  if (TRUE.has(queryValue(query, 'watch') ?? '')) {
+function refuseWatch(options: ListOptions): void {
+  if (options.watch) {
     throw new KubeStatusException(405, 'MethodNotAllowed', 'watch is not supported on resources of kind "leases.coordination.k8s.io"', DETAILS);
   }
 }
