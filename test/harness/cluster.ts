@@ -298,7 +298,8 @@ export class Cluster {
    */
   async waitForPasses(node: string, passes: number, timeoutMs = 60_000): Promise<void> {
     const count = (): Promise<number> => this.agentMetricTotal(node, 'jetlet_reconcile_duration_seconds_count');
-    const start = await count();
+    // An agent just started may not serve its metrics yet: its first count is waited for too.
+    const start = await waitFor(`${node}'s agent to serve its metrics`, count, timeoutMs);
     await waitFor(`${passes} reconcile passes of ${node}`, async () => (await count()) >= start + passes, timeoutMs);
   }
 
