@@ -230,6 +230,8 @@ describe('the agent: recovery and ownership', () => {
 
     const died = await events.waitFor(`Died for ${id.slice(0, 12)}`, (e) => e.data.reason === 'Died' && e.data.containerID === `docker://${id}`);
     assert.equal(died.data.exitCode, 137);
+    // Named after the engine's event, so the same death told again (a restarted agent's first stream) is stored once.
+    assert.match(died.id, new RegExp(`^container-event\\.${id}\\.die\\.\\d+$`));
     assert.equal(died.data.uid, created.metadata.uid);
     assert.equal(died.data.containerName, 'main');
 

@@ -557,6 +557,7 @@ export class Cluster {
 
 /** A ContainerEvent as it travels on the bus: the envelope and its payload. */
 export interface ContainerEventEnvelope {
+  id: string;
   type: string;
   correlationId: string;
   data: { uid: string; namespace: string; name: string; containerName: string; containerID: string; reason: string; exitCode?: number; observedAt: string };

@@ -316,6 +316,46 @@ describe('DockerRuntime (real engine)', { timeout: 120_000 }, () => {
     assert.deepEqual(actions(seenSecond, first), [], "the first stream's events came again");
   });
 
+  it("tells a new process's first stream what the engine did in the second before it opened, marked as it was", async () => {
+    const labels = { [LABELS.node]: prefix, [LABELS.containerName]: 'before-first' };
+    // This process sees the container die...
+    const watching = new AbortController();
+    let subscribed: () => void = () => undefined;
+    const open = new Promise<void>((resolve) => (subscribed = resolve));
+    let died: RuntimeEvent | undefined;
+    const watch = (async () => {
+      for await (const event of sut.events(labels, watching.signal, subscribed)) {
+        if (event.action !== 'die') continue;
+        died = event;
+        watching.abort();
+      }
+    })();
+    await open;
+    const id = await sut.createContainer(sandbox.id, appConfig('before-first', { entrypoint: ['sh', '-c', 'exit 5'] }));
+    await sut.startContainer(id);
+    await watch;
+    assert.equal(died?.containerId, id);
+
+    // ...and a new one opens its first stream at once, well within the second it asks for before.
+    const fresh = new DockerRuntime();
+    const seen: RuntimeEvent[] = [];
+    const reading = new AbortController();
+    const guard = setTimeout(() => reading.abort(), 15_000);
+    for await (const event of fresh.events(labels, reading.signal)) {
+      seen.push(event);
+      if (event.containerId === id && event.action === 'die') reading.abort();
+    }
+    clearTimeout(guard);
+    const told = seen.filter((e) => e.containerId === id);
+    assert.deepEqual(
+      told.filter((e) => ['start', 'die'].includes(e.action)).map((e) => e.action),
+      ['start', 'die'],
+    );
+    assert.ok(died?.id);
+    assert.equal(told.find((e) => e.action === 'die')?.id, died.id);
+    assert.equal(told.find((e) => e.action === 'die')?.exitCode, 5);
+  });
+
   it('ends events immediately for an already aborted signal', async () => {
     const controller = new AbortController();
     controller.abort();

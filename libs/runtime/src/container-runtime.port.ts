@@ -112,6 +112,11 @@ export interface RuntimeEvent {
   exitCode?: number;
   /** Event time in ms since the epoch. */
   timeMs: number;
+  /**
+   * The same each time the engine sends this event again (a stream opened again asks for its
+   * last events once more), different for any other; absent when nothing tells it apart.
+   */
+  id?: string;
 }
 
 export interface RuntimeInfo {

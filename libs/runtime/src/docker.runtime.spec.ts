@@ -212,7 +212,19 @@ describe('parseEventLine', () => {
       labels: { 'io.jetlet.node': 'n1', 'io.jetlet.kind': 'container' },
       exitCode: 3,
       timeMs: 1714557600123,
+      id: 'c0ffee.die.1714557600123456000',
     });
+  });
+
+  it('marks an event the same each time the engine sends it, and apart from any other', () => {
+    const again = parseEventLine(JSON.stringify(die));
+    assert.equal(again?.id, parseEventLine(JSON.stringify(die))?.id);
+    const later = parseEventLine(JSON.stringify({ ...die, timeNano: die.timeNano + 1000 }));
+    const start = parseEventLine(JSON.stringify({ ...die, Action: 'start' }));
+    const other = parseEventLine(JSON.stringify({ ...die, Actor: { ...die.Actor, ID: 'beef' } }));
+    assert.equal(new Set([again?.id, later?.id, start?.id, other?.id]).size, 4);
+    const { timeNano: _nano, time: _time, ...timeless } = die;
+    assert.equal(parseEventLine(JSON.stringify(timeless))?.id, undefined);
   });
 
   it('strips the detail after the colon and ignores exec exit codes', () => {
@@ -435,7 +447,8 @@ describe('DockerRuntime with a fake engine client', () => {
       }, /ended unexpectedly/);
     };
 
-    // The first stream asks for nothing before it (this process's clock is not the engine's), and delivers nothing.
+    // With no ping answer telling the engine's clock, the first stream asks for nothing before
+    // it (this process's clock is not the engine's), and delivers nothing.
     streams[0]?.end();
     await drain();
     assert.equal(asked[0], undefined);
@@ -455,6 +468,36 @@ describe('DockerRuntime with a fake engine client', () => {
     await drain();
     assert.equal(asked[3], (t + 9_000 - 1e9) / 1e9);
     assert.deepEqual(seen, ['a start', 'a die', 'b start', 'c start', 'a destroy']);
+  });
+
+  it("asks the first stream for the events since a second before the engine's clock at a ping just before it", async () => {
+    const dialed: string[] = [];
+    const asked: Array<number | undefined> = [];
+    const stream = new PassThrough();
+    const sut = new DockerRuntime(
+      fakeDocker({
+        modem: {
+          dial: (opts: { path: string; method: string }, done: (err: unknown, result: unknown) => void) => {
+            dialed.push(`${opts.method} ${opts.path}`);
+            done(null, Object.assign(Readable.from(['OK']), { headers: { date: 'Wed, 01 May 2024 10:00:05 GMT' } }));
+          },
+        },
+        getEvents: async (opts: { since?: number }) => {
+          asked.push(opts.since);
+          return Object.assign(stream, { headers: { date: 'Wed, 01 May 2024 10:00:06 GMT' } });
+        },
+      }),
+    );
+    // What happened while the stream was being opened comes on it, and the agent's restart before.
+    const died = Date.parse('2024-05-01T10:00:05.500Z') * 1e6;
+    stream.end(JSON.stringify({ Type: 'container', Action: 'die', Actor: { ID: 'a', Attributes: {} }, timeNano: died }) + '\n');
+    const seen: string[] = [];
+    await assert.rejects(async () => {
+      for await (const event of sut.events({ 'io.jetlet.node': 'n1' }, new AbortController().signal)) seen.push(`${event.containerId} ${event.action}`);
+    }, /ended unexpectedly/);
+    assert.deepEqual(dialed, ['GET /_ping?']);
+    assert.deepEqual(asked, [Date.parse('2024-05-01T10:00:04Z') / 1000]);
+    assert.deepEqual(seen, ['a die']);
   });
 
   it('rejects a pull whose progress stream reports an error', async () => {

@@ -208,7 +208,7 @@ function parseEvent(line: string): { event: RuntimeEvent; timeNano: number | und
   const timeNano = typeof raw['timeNano'] === 'number' ? raw['timeNano'] : typeof raw['time'] === 'number' ? raw['time'] * 1e9 : undefined;
   const timeMs = timeNano === undefined ? Date.now() : Math.floor(timeNano / 1e6);
 
-  const event: RuntimeEvent = { containerId: id, action, labels, timeMs };
+  const event: RuntimeEvent = { containerId: id, action, labels, timeMs, ...(timeNano === undefined ? {} : { id: `${id}.${action}.${timeNano}` }) };
   // exec_die also carries an exitCode, but that is the exec's, not the container's.
   if (action === 'die' && typeof attributes['exitCode'] === 'string') {
     const exitCode = Number.parseInt(attributes['exitCode'], 10);
@@ -236,18 +236,19 @@ class EventResume {
   private readonly delivered = new Set<string>();
 
   /**
-   * The engine's `since` for the next stream, in seconds, or undefined for the first one: this
-   * process's clock is not the engine's, and the relist after the stream opens stands for
-   * what came before it.
+   * The engine's `since` for the next stream, in seconds, or undefined while nothing tells
+   * where by the engine's clock (this process's clock is not the engine's): the relist after
+   * the stream opens then stands for what came before it.
    */
   since(): number | undefined {
     return this.resumeNano === undefined ? undefined : (this.resumeNano - RESUME_MARGIN_NANO) / 1e9;
   }
 
   /**
-   * A stream opened, with the engine's time in its answer's `Date` header: where to resume
-   * while no event was delivered yet. Never past an event delivered: the events this stream
-   * was asked to send again may not be read before it breaks.
+   * The engine's time in the `Date` header of an answer: of a stream that opened, where to
+   * resume while no event was delivered yet; of a ping before the first stream, where that
+   * stream starts. Never past an event delivered: the events this stream was asked to send
+   * again may not be read before it breaks.
    */
   opened(dateHeader: string | undefined): void {
     const ms = dateHeader === undefined ? Number.NaN : Date.parse(dateHeader);
@@ -694,6 +695,10 @@ export class DockerRuntime implements ContainerRuntime {
     const what = `watch events with labels ${key}`;
     const resume = this.resumes.get(key) ?? new EventResume();
     this.resumes.set(key, resume);
+    // The engine answers a stream before it subscribes it: the first stream too asks for what
+    // came from a second before the engine's clock read just now, or an event in that instant
+    // would be known from the relist alone.
+    if (resume.since() === undefined) resume.opened(await this.engineDate());
     const since = resume.since();
     let source: NodeJS.ReadableStream;
     try {
@@ -948,6 +953,24 @@ export class DockerRuntime implements ContainerRuntime {
       // Removed between our conflict and the inspect: report the conflict rather than loop.
       if (existing === undefined) throw this.wrap(err, `create container ${name}`);
       return existing.Id;
+    }
+  }
+
+  /** The engine's clock now, as the `Date` header of its `/_ping` answer (to the second), or undefined if it gave none. */
+  private async engineDate(): Promise<string | undefined> {
+    call('ping');
+    try {
+      const answer = await new Promise<unknown>((resolve, reject) => {
+        this.docker.modem.dial({ path: '/_ping?', method: 'GET', isStream: true, statusCodes: { 200: true, 500: 'server error' } }, (err, result) =>
+          err ? reject(err) : resolve(result),
+        );
+      });
+      if (!(answer instanceof Readable)) return undefined;
+      answer.resume();
+      return (answer as Readable & { headers?: Record<string, string | undefined> }).headers?.['date'];
+    } catch {
+      // The stream's own answer says whether the engine is there.
+      return undefined;
     }
   }
 

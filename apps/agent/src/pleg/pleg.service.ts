@@ -104,7 +104,9 @@ export class PlegService implements OnApplicationBootstrap, OnModuleDestroy {
         ...(exitReason ? { exitReason } : {}),
         observedAt: new Date(event.timeMs).toISOString(),
       },
-      { correlationId: uid },
+      // The engine's mark of the event: told again (a first stream asks for the second before
+      // it, which an agent restarted at once told already), it is a duplicate the stream drops.
+      { correlationId: uid, ...(event.id === undefined ? {} : { id: `container-event.${event.id}` }) },
     );
   }
 }
