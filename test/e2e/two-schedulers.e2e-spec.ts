@@ -129,6 +129,14 @@ describe('two schedulers with leader election', () => {
       assert.equal(lease.spec.leaseDurationSeconds, 4);
       assert.match(lease.spec.renewTime, /T\d\d:\d\d:\d\d\.\d{6}Z$/);
       assert.equal(await kubectl.ok(['get', 'leases', '--all-namespaces', '-o', 'name']), 'lease.coordination.k8s.io/kube-scheduler\n');
+      // Described in the group's own OpenAPI document, as kubectl explain reads it.
+      const explained = await kubectl.ok(['explain', 'lease.spec']);
+      assert.match(explained, /GROUP:\s+coordination\.k8s\.io/);
+      assert.match(explained, /KIND:\s+Lease/);
+      assert.match(explained, /FIELD:\s+spec\s+<LeaseSpec>/);
+      assert.match(explained, /holderIdentity\s+<string>/);
+      assert.match(explained, /renewTime\s+<string>\n\s+renewTime is a time/);
+      assert.match(explained, /leaseDurationSeconds\s+<integer>/);
       const elsewhere = await kubectl.run(['get', 'lease', 'kube-scheduler', '-n', 'default']);
       assert.notEqual(elsewhere.code, 0);
       assert.match(elsewhere.stderr, /leases.coordination.k8s.io "kube-scheduler" not found/);

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Controller, Get, Headers, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Param, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { KubeStatusException } from '../errors/kube-status.exception.js';
-import { openApiV2, openApiV3CoreV1 } from './openapi.documents.js';
+import { GROUP_VERSIONS, openApiV2, openApiV3 } from './openapi.documents.js';
 
 interface Document {
   body: string;
@@ -17,12 +17,12 @@ function document(value: object): Document {
 /**
  * The OpenAPI documents kubectl reads to validate manifests, compute apply patches and
  * `explain` fields: v2 as JSON (not the protobuf form; a client asking only for that gets 406
- * and falls back), v3 as the root index and the core/v1 group.
+ * and falls back), v3 as the root index and one document per group's version.
  */
 @Controller('openapi')
 export class OpenApiController {
   private v2?: Document;
-  private v3?: Document;
+  private readonly v3 = new Map<string, Document>();
 
   @Get('v2')
   getV2(@Headers('accept') accept: string | undefined, @Res() response: Response): void {
@@ -35,14 +35,25 @@ export class OpenApiController {
 
   @Get('v3')
   root(): object {
-    this.v3 ??= document(openApiV3CoreV1());
-    return { paths: { 'api/v1': { serverRelativeURL: `/openapi/v3/api/v1?hash=${this.v3.hash}` } } };
+    return { paths: Object.fromEntries(GROUP_VERSIONS.map((gv) => [gv, { serverRelativeURL: `/openapi/v3/${gv}?hash=${this.v3Document(gv).hash}` }])) };
   }
 
   @Get('v3/api/v1')
   coreV1(@Res() response: Response): void {
-    this.v3 ??= document(openApiV3CoreV1());
-    this.send(response, this.v3);
+    this.send(response, this.v3Document('api/v1'));
+  }
+
+  @Get('v3/apis/:group/v1')
+  groupV1(@Param('group') group: string, @Res() response: Response): void {
+    const groupVersion = `apis/${group}/v1`;
+    if (!GROUP_VERSIONS.includes(groupVersion)) throw new KubeStatusException(404, 'NotFound', `the server could not find the requested resource`);
+    this.send(response, this.v3Document(groupVersion));
+  }
+
+  private v3Document(groupVersion: string): Document {
+    let doc = this.v3.get(groupVersion);
+    if (!doc) this.v3.set(groupVersion, (doc = document(openApiV3(groupVersion))));
+    return doc;
   }
 
   private send(response: Response, doc: Document): void {

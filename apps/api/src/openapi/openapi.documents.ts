@@ -12,6 +12,7 @@ const { defaultMetadataStorage } = createRequire(import.meta.url)('class-transfo
 };
 
 const CORE = 'io.k8s.api.core.v1.';
+const COORDINATION = 'io.k8s.api.coordination.v1.';
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 /** The contract classes' schema names as Kubernetes names its definitions. */
 const RENAMED: Record<string, string> = { PodManifest: `${CORE}Pod`, ObjectMeta: `${META}ObjectMeta` };
@@ -124,6 +125,25 @@ function handWrittenSchemas(): Record<string, Schema> {
         source: looseObject('The component reporting this event.'),
       },
     },
+    [`${COORDINATION}Lease`]: kindSchema(
+      'Lease',
+      'Lease defines a lease concept: here, which scheduler leads.',
+      { $ref: `#/definitions/${COORDINATION}LeaseSpec`, description: 'spec contains the specification of the Lease.' },
+      undefined,
+      'coordination.k8s.io',
+    ),
+    [`${COORDINATION}LeaseSpec`]: looseObject('LeaseSpec is a specification of a Lease.', {
+      acquireTime: { $ref: `#/definitions/${META}MicroTime`, description: 'acquireTime is a time when the current lease was acquired.' },
+      holderIdentity: { type: 'string', description: 'holderIdentity contains the identity of the holder of a current lease; empty once it is released.' },
+      leaseDurationSeconds: {
+        type: 'integer',
+        format: 'int32',
+        description: 'leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it, counted from its renewTime.',
+      },
+      leaseTransitions: { type: 'integer', format: 'int32', description: 'leaseTransitions is the number of transitions of a lease between holders.' },
+      renewTime: { $ref: `#/definitions/${META}MicroTime`, description: 'renewTime is a time when the current holder of a lease has last updated the lease.' },
+    }),
+    [`${META}MicroTime`]: { type: 'string', format: 'date-time', description: 'MicroTime is version of Time with microsecond level precision.' },
     'io.k8s.api.policy.v1.Eviction': {
       ...kindSchema('Eviction', 'Eviction evicts a pod from its node subject to certain policies and safety constraints.', undefined, undefined, 'policy'),
       properties: {
@@ -195,6 +215,8 @@ export function definitions(): Record<string, Schema> {
 }
 
 interface Resource {
+  /** The API group, '' for the core group. */
+  group: '' | 'coordination.k8s.io';
   plural: string;
   kind: string;
   definition: string;
@@ -204,13 +226,40 @@ interface Resource {
 
 /** The resources and verbs the API serves (as its discovery document lists them). */
 export const RESOURCES: Resource[] = [
-  { plural: 'pods', kind: 'Pod', definition: `${CORE}Pod`, namespaced: true, verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'] },
-  { plural: 'nodes', kind: 'Node', definition: `${CORE}Node`, namespaced: false, verbs: ['list', 'get', 'patch'] },
-  { plural: 'namespaces', kind: 'Namespace', definition: `${CORE}Namespace`, namespaced: false, verbs: ['list', 'create', 'get', 'delete'] },
-  { plural: 'events', kind: 'Event', definition: `${CORE}Event`, namespaced: true, verbs: ['list'] },
-  { plural: 'configmaps', kind: 'ConfigMap', definition: `${CORE}ConfigMap`, namespaced: true, verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'] },
-  { plural: 'secrets', kind: 'Secret', definition: `${CORE}Secret`, namespaced: true, verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'] },
+  { group: '', plural: 'pods', kind: 'Pod', definition: `${CORE}Pod`, namespaced: true, verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'] },
+  { group: '', plural: 'nodes', kind: 'Node', definition: `${CORE}Node`, namespaced: false, verbs: ['list', 'get', 'patch'] },
+  { group: '', plural: 'namespaces', kind: 'Namespace', definition: `${CORE}Namespace`, namespaced: false, verbs: ['list', 'create', 'get', 'delete'] },
+  { group: '', plural: 'events', kind: 'Event', definition: `${CORE}Event`, namespaced: true, verbs: ['list'] },
+  {
+    group: '',
+    plural: 'configmaps',
+    kind: 'ConfigMap',
+    definition: `${CORE}ConfigMap`,
+    namespaced: true,
+    verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'],
+  },
+  {
+    group: '',
+    plural: 'secrets',
+    kind: 'Secret',
+    definition: `${CORE}Secret`,
+    namespaced: true,
+    verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'],
+  },
+  { group: 'coordination.k8s.io', plural: 'leases', kind: 'Lease', definition: `${COORDINATION}Lease`, namespaced: true, verbs: ['list', 'get'] },
 ];
+
+/** The groups' versions the API serves, as their OpenAPI v3 documents are named: `api/v1`, `apis/<group>/v1`. */
+export const GROUP_VERSIONS = [...new Set(RESOURCES.map((r) => groupVersionPath(r.group)))];
+
+function groupVersionPath(group: string): string {
+  return group === '' ? 'api/v1' : `apis/${group}/v1`;
+}
+
+/** Operation ids as kube-apiserver names them outside the core group: `listCoordinationV1NamespacedLease`. */
+function operationInfix(group: string): string {
+  return group === '' ? '' : `${group.split('.')[0].replace(/^./, (c) => c.toUpperCase())}V1`;
+}
 
 const param = (name: string, description: string, type = 'string', where: 'query' | 'path' = 'query') => ({
   name,
@@ -231,14 +280,16 @@ const LIST_PARAMS = [
   param('watch', 'Watch for changes to the described resources.', 'boolean'),
 ];
 
-/** The paths of the core/v1 group, in OpenAPI v2 form. */
-function paths(): Record<string, Record<string, unknown>> {
+/** The paths of every group's version, or of one (as `GROUP_VERSIONS` names it), in OpenAPI v2 form. */
+function paths(groupVersion?: string): Record<string, Record<string, unknown>> {
   const result: Record<string, Record<string, unknown>> = {};
   for (const r of RESOURCES) {
-    const extension = { 'x-kubernetes-group-version-kind': { group: '', version: 'v1', kind: r.kind } };
+    const prefix = groupVersionPath(r.group);
+    if (groupVersion !== undefined && prefix !== groupVersion) continue;
+    const extension = { 'x-kubernetes-group-version-kind': { group: r.group, version: 'v1', kind: r.kind } };
     const ref = { $ref: `#/definitions/${r.definition}` };
     const op = (action: string, verb: string, parameters: unknown[], body = false) => ({
-      operationId: `${verb}${r.namespaced ? 'Namespaced' : ''}${r.kind}`,
+      operationId: `${verb}${operationInfix(r.group)}${r.namespaced ? 'Namespaced' : ''}${r.kind}`,
       consumes: body
         ? [
             'application/json',
@@ -252,7 +303,7 @@ function paths(): Record<string, Record<string, unknown>> {
       'x-kubernetes-action': action,
       ...extension,
     });
-    const collection = r.namespaced ? `/api/v1/namespaces/{namespace}/${r.plural}` : `/api/v1/${r.plural}`;
+    const collection = r.namespaced ? `/${prefix}/namespaces/{namespace}/${r.plural}` : `/${prefix}/${r.plural}`;
     const ns = r.namespaced ? [param('namespace', 'object name and auth scope', 'string', 'path')] : [];
     const name = [...ns, param('name', `name of the ${r.kind}`, 'string', 'path')];
     const coll: Record<string, unknown> = {};
@@ -281,9 +332,30 @@ export function openApiV2(): object {
   return { swagger: '2.0', info: { title: 'jetlet', version: VERSION }, paths: paths(), definitions: definitions() };
 }
 
-/** OpenAPI v3 of the core/v1 group, as `/openapi/v3/api/v1` serves it. */
-export function openApiV3CoreV1(): object {
-  const v2Paths = paths();
+/** The definitions `roots` refer to, and those they refer to in turn, by name. */
+function referenced(all: Record<string, Schema>, roots: unknown[]): Record<string, Schema> {
+  const found: Record<string, Schema> = {};
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    const ref = (node as Schema).$ref;
+    if (typeof ref === 'string') {
+      const name = ref.replace('#/definitions/', '');
+      const target = all[name];
+      if (target && !found[name]) {
+        found[name] = target;
+        visit(target);
+      }
+    }
+    Object.values(node).forEach(visit);
+  };
+  visit(roots);
+  return found;
+}
+
+/** OpenAPI v3 of one group's version (as `GROUP_VERSIONS` names it), as `/openapi/v3/<it>` serves it: its paths and the schemas they use. */
+export function openApiV3(groupVersion: string): object {
+  const v2Paths = paths(groupVersion);
   const v3Paths: Record<string, Record<string, unknown>> = {};
   for (const [path, ops] of Object.entries(v2Paths)) {
     v3Paths[path] = Object.fromEntries(
@@ -318,7 +390,14 @@ export function openApiV3CoreV1(): object {
       }),
     );
   }
-  return { openapi: '3.0.0', info: { title: 'jetlet', version: VERSION }, paths: v3Paths, components: { schemas: v3Ref(definitions()) } };
+  const all = definitions();
+  const schemas = referenced(all, Object.values(v2Paths));
+  // What no group's paths reach (the eviction subresource's body) goes with the core group, as kube-apiserver serves pods/eviction there.
+  if (groupVersion === 'api/v1') {
+    const reached = new Set(GROUP_VERSIONS.flatMap((gv) => Object.keys(referenced(all, Object.values(paths(gv))))));
+    for (const [name, schema] of Object.entries(all)) if (!reached.has(name)) schemas[name] = schema;
+  }
+  return { openapi: '3.0.0', info: { title: 'jetlet', version: VERSION }, paths: v3Paths, components: { schemas: v3Ref(schemas) } };
 }
 
 /** A v2 schema tree with its references moved to `#/components/schemas/`, and `$ref` siblings wrapped in allOf as the API server does. */
