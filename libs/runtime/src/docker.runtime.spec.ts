@@ -714,6 +714,39 @@ describe('DockerRuntime keeps the list of a watched label set until something ch
     assert.equal(lists(), 5, 'no stream, no kept list');
   });
 
+  it('asks again once its own stop of a container returned, though a list taken meanwhile still saw it running', async () => {
+    const json = runningSandboxJson();
+    let stopped: () => void = () => undefined;
+    const stopping = new Promise<void>((resolve) => (stopped = resolve));
+    let lists = 0;
+    const stream = new PassThrough();
+    const sut = new DockerRuntime(
+      fakeDocker({
+        getEvents: async () => stream,
+        listContainers: async () => {
+          lists++;
+          return [{ Id: json.Id, State: 'running' }];
+        },
+        getContainer: () => ({ inspect: async () => structuredClone(json), stop: () => stopping }),
+      }),
+    );
+    const controller = new AbortController();
+    const watching = watch(sut, controller.signal);
+    await watching.subscribed;
+    const stop = sut.stopContainer(json.Id, 30);
+    // The grace period runs: the container still runs, and the list taken now says so.
+    await sut.listContainers(NODE);
+    await sut.listContainers(NODE);
+    assert.equal(lists, 1);
+    stopped();
+    await stop;
+    // Stopped, before its die is read: that list no longer stands.
+    await sut.listContainers(NODE);
+    assert.equal(lists, 2);
+    controller.abort();
+    await watching.done;
+  });
+
   it('keeps no list asked for under an event stream that ended while it was under way', async () => {
     const json = runningSandboxJson();
     const streams = [new PassThrough(), new PassThrough()];

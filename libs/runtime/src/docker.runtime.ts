@@ -581,6 +581,9 @@ export class DockerRuntime implements ContainerRuntime {
       const status = statusCodeOf(err);
       if (status === 304 || status === 404) return;
       throw this.wrap(err, `stop container ${id}`);
+    } finally {
+      // A list taken during the grace period saw it running, and its die may not be read yet.
+      this.changed(id);
     }
   }
 
