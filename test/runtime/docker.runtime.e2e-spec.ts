@@ -346,14 +346,11 @@ describe('DockerRuntime (real engine)', { timeout: 120_000 }, () => {
       if (event.containerId === id && event.action === 'die') reading.abort();
     }
     clearTimeout(guard);
-    const told = seen.filter((e) => e.containerId === id);
-    assert.deepEqual(
-      told.filter((e) => ['start', 'die'].includes(e.action)).map((e) => e.action),
-      ['start', 'die'],
-    );
+    // The die only: the container's start may be more than the second before.
+    const told = seen.find((e) => e.containerId === id && e.action === 'die');
     assert.ok(died?.id);
-    assert.equal(told.find((e) => e.action === 'die')?.id, died.id);
-    assert.equal(told.find((e) => e.action === 'die')?.exitCode, 5);
+    assert.equal(told?.id, died.id);
+    assert.equal(told.exitCode, 5);
   });
 
   it('ends events immediately for an already aborted signal', async () => {

@@ -500,6 +500,36 @@ describe('DockerRuntime with a fake engine client', () => {
     assert.deepEqual(seen, ['a die']);
   });
 
+  it('ends without opening a stream when the signal aborts while the ping that reads the clock hangs', async () => {
+    let asked = 0;
+    let dialed: () => void = () => undefined;
+    const pinging = new Promise<void>((resolve) => (dialed = resolve));
+    const sut = new DockerRuntime(
+      fakeDocker({
+        modem: {
+          dial: (opts: { abortSignal: AbortSignal }, done: (err: unknown) => void) => {
+            dialed();
+            opts.abortSignal.addEventListener('abort', () => done(new Error('aborted')));
+          },
+        },
+        getEvents: async () => {
+          asked++;
+          return new PassThrough();
+        },
+      }),
+    );
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const following = (async () => {
+      for await (const event of sut.events({ 'io.jetlet.node': 'n1' }, controller.signal)) seen.push(event.action);
+    })();
+    await pinging;
+    controller.abort();
+    await following;
+    assert.equal(asked, 0);
+    assert.deepEqual(seen, []);
+  });
+
   it('rejects a pull whose progress stream reports an error', async () => {
     const progress = '{"status":"Pulling from jetlet/x","id":"1"}\n' + '{"errorDetail":{"message":"manifest unknown"},"error":"manifest unknown"}\n';
     const sut = new DockerRuntime(fakeDocker({ pull: async () => Readable.from([Buffer.from(progress)]), modem: new Docker().modem }));

@@ -219,6 +219,8 @@ function parseEvent(line: string): { event: RuntimeEvent; timeNano: number | und
 
 /** How many events delivered a stream of one label filter remembers: above the engine's own 256. */
 const DELIVERED_MEMORY = 1024;
+/** How long the ping that reads the engine's clock before a first stream may take; without its answer the stream asks for nothing before it. */
+const PING_TIMEOUT_MS = 2000;
 /** How far before its resume point a stream opened again asks: the engine stamps an event before it orders it. */
 const RESUME_MARGIN_NANO = 1e9;
 
@@ -701,7 +703,8 @@ export class DockerRuntime implements ContainerRuntime {
     // The engine answers a stream before it subscribes it: the first stream too asks for what
     // came from a second before the engine's clock read just now, or an event in that instant
     // would be known from the relist alone.
-    if (resume.since() === undefined) resume.opened(await this.engineDate());
+    if (resume.since() === undefined) resume.opened(await this.engineDate(signal));
+    if (signal.aborted) return;
     const since = resume.since();
     let source: NodeJS.ReadableStream;
     try {
@@ -959,13 +962,23 @@ export class DockerRuntime implements ContainerRuntime {
     }
   }
 
-  /** The engine's clock now, as the `Date` header of its `/_ping` answer (to the second), or undefined if it gave none. */
-  private async engineDate(): Promise<string | undefined> {
+  /**
+   * The engine's clock now, as the `Date` header of its `/_ping` answer (to the second), or
+   * undefined if it gave none within PING_TIMEOUT_MS or `signal` aborted.
+   */
+  private async engineDate(signal: AbortSignal): Promise<string | undefined> {
     call('ping');
     try {
       const answer = await new Promise<unknown>((resolve, reject) => {
-        this.docker.modem.dial({ path: '/_ping?', method: 'GET', isStream: true, statusCodes: { 200: true, 500: 'server error' } }, (err, result) =>
-          err ? reject(err) : resolve(result),
+        this.docker.modem.dial(
+          {
+            path: '/_ping?',
+            method: 'GET',
+            isStream: true,
+            statusCodes: { 200: true, 500: 'server error' },
+            abortSignal: AbortSignal.any([signal, AbortSignal.timeout(PING_TIMEOUT_MS)]),
+          },
+          (err, result) => (err ? reject(err) : resolve(result)),
         );
       });
       if (!(answer instanceof Readable)) return undefined;

@@ -222,6 +222,8 @@ interface Resource {
   definition: string;
   namespaced: boolean;
   verbs: Array<'list' | 'create' | 'get' | 'update' | 'patch' | 'delete'>;
+  /** False for a list that cannot be watched (the lease's). */
+  watch?: false;
 }
 
 /** The resources and verbs the API serves (as its discovery document lists them). */
@@ -246,7 +248,7 @@ export const RESOURCES: Resource[] = [
     namespaced: true,
     verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'],
   },
-  { group: 'coordination.k8s.io', plural: 'leases', kind: 'Lease', definition: `${COORDINATION}Lease`, namespaced: true, verbs: ['list', 'get'] },
+  { group: 'coordination.k8s.io', plural: 'leases', kind: 'Lease', definition: `${COORDINATION}Lease`, namespaced: true, verbs: ['list', 'get'], watch: false },
 ];
 
 /** The groups' versions the API serves, as their OpenAPI v3 documents are named: `api/v1`, `apis/<group>/v1`. */
@@ -258,7 +260,9 @@ function groupVersionPath(group: string): string {
 
 /** Operation ids as kube-apiserver names them outside the core group: `listCoordinationV1NamespacedLease`. */
 function operationInfix(group: string): string {
-  return group === '' ? '' : `${group.split('.')[0].replace(/^./, (c) => c.toUpperCase())}V1`;
+  if (group === '') return '';
+  const parts = group.replace(/\.k8s\.io$/, '').split('.');
+  return `${parts.map((p) => p.charAt(0).toUpperCase() + p.slice(1)).join('')}V1`;
 }
 
 const param = (name: string, description: string, type = 'string', where: 'query' | 'path' = 'query') => ({
@@ -307,7 +311,7 @@ function paths(groupVersion?: string): Record<string, Record<string, unknown>> {
     const ns = r.namespaced ? [param('namespace', 'object name and auth scope', 'string', 'path')] : [];
     const name = [...ns, param('name', `name of the ${r.kind}`, 'string', 'path')];
     const coll: Record<string, unknown> = {};
-    if (r.verbs.includes('list')) coll.get = op('list', 'list', [...ns, ...LIST_PARAMS]);
+    if (r.verbs.includes('list')) coll.get = op('list', 'list', [...ns, ...LIST_PARAMS.filter((p) => r.watch !== false || p.name !== 'watch')]);
     if (r.verbs.includes('create')) coll.post = op('post', 'create', [...ns, ...WRITE_PARAMS], true);
     result[collection] = coll;
     const item: Record<string, unknown> = {};
