@@ -3,7 +3,9 @@ import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID } from '../class-v
 export const CONTAINER_EVENT_REASONS = ['Started', 'Died', 'OOMKilled', 'Restarted'] as const;
 export type ContainerEventReason = (typeof CONTAINER_EVENT_REASONS)[number];
 
-/** A container's life-cycle event (the PLEG's output). Writer: the agent of `nodeName`, on `events.<node>.<uid>`. */
+/**
+ * A container's life-cycle event (the PLEG's output). Writer: the agent of `nodeName`, on `events.<node>.<uid>`. Its envelope id names the engine's event (`container-event.<container id>.<action>.<time in ns>`), so the same event told again is stored once.
+ */
 export class ContainerEventEvent {
   @IsUUID()
   uid: string;
