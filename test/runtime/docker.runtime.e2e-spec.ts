@@ -7,9 +7,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import Docker from 'dockerode';
 import { DockerRuntime, LABELS, RuntimeError, type ContainerConfig, type RuntimeContainer, type RuntimeEvent } from '../../libs/runtime/src/index.js';
+import { waitFor } from '../harness/processes.js';
 
 const PAUSE_IMAGE = 'jetlet/pause:1.0';
 const BUSYBOX_IMAGE = 'jetlet/busybox:1.35';
@@ -25,16 +25,6 @@ function appConfig(name: string, overrides: Partial<ContainerConfig> = {}): Cont
     labels: { ...nodeLabels, [LABELS.kind]: 'container', [LABELS.containerName]: name },
     ...overrides,
   };
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 describe('DockerRuntime (real engine)', { timeout: 120_000 }, () => {

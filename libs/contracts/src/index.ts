@@ -3,6 +3,7 @@ import 'reflect-metadata';
 export * from './subjects.js';
 export * from './validation.js';
 export * from './unknown-fields.js';
+export * from './schema-refs.js';
 export * from './envelope.js';
 export * from './message-map.js';
 export * from './pod/object-meta.model.js';

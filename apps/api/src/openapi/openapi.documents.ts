@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
-import { PodManifest } from '#contracts';
+import { PodManifest, referencedDefinitions } from '#contracts';
 import { NAMESPACE_PATCH_META, NODE_PATCH_META, POD_PATCH_META, type PatchMeta } from '#domain';
 
 type Schema = Record<string, unknown> & { properties?: Record<string, Schema>; items?: Schema; $ref?: string; description?: string; type?: string };
@@ -226,28 +226,24 @@ interface Resource {
   watch?: false;
 }
 
+const ALL_VERBS: Resource['verbs'] = ['list', 'create', 'get', 'update', 'patch', 'delete'];
+const core = (plural: string, kind: string, namespaced: boolean, verbs: Resource['verbs']): Resource => ({
+  group: '',
+  plural,
+  kind,
+  definition: `${CORE}${kind}`,
+  namespaced,
+  verbs,
+});
+
 /** The resources and verbs the API serves (as its discovery document lists them). */
 export const RESOURCES: Resource[] = [
-  { group: '', plural: 'pods', kind: 'Pod', definition: `${CORE}Pod`, namespaced: true, verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'] },
-  { group: '', plural: 'nodes', kind: 'Node', definition: `${CORE}Node`, namespaced: false, verbs: ['list', 'get', 'patch'] },
-  { group: '', plural: 'namespaces', kind: 'Namespace', definition: `${CORE}Namespace`, namespaced: false, verbs: ['list', 'create', 'get', 'delete'] },
-  { group: '', plural: 'events', kind: 'Event', definition: `${CORE}Event`, namespaced: true, verbs: ['list'] },
-  {
-    group: '',
-    plural: 'configmaps',
-    kind: 'ConfigMap',
-    definition: `${CORE}ConfigMap`,
-    namespaced: true,
-    verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'],
-  },
-  {
-    group: '',
-    plural: 'secrets',
-    kind: 'Secret',
-    definition: `${CORE}Secret`,
-    namespaced: true,
-    verbs: ['list', 'create', 'get', 'update', 'patch', 'delete'],
-  },
+  core('pods', 'Pod', true, ALL_VERBS),
+  core('nodes', 'Node', false, ['list', 'get', 'patch']),
+  core('namespaces', 'Namespace', false, ['list', 'create', 'get', 'delete']),
+  core('events', 'Event', true, ['list']),
+  core('configmaps', 'ConfigMap', true, ALL_VERBS),
+  core('secrets', 'Secret', true, ALL_VERBS),
   { group: 'coordination.k8s.io', plural: 'leases', kind: 'Lease', definition: `${COORDINATION}Lease`, namespaced: true, verbs: ['list', 'get'], watch: false },
 ];
 
@@ -336,27 +332,6 @@ export function openApiV2(): object {
   return { swagger: '2.0', info: { title: 'jetlet', version: VERSION }, paths: paths(), definitions: definitions() };
 }
 
-/** The definitions `roots` refer to, and those they refer to in turn, by name. */
-function referenced(all: Record<string, Schema>, roots: unknown[]): Record<string, Schema> {
-  const found: Record<string, Schema> = {};
-  const visit = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
-    if (typeof node !== 'object' || node === null) return;
-    const ref = (node as Schema).$ref;
-    if (typeof ref === 'string') {
-      const name = ref.replace('#/definitions/', '');
-      const target = all[name];
-      if (target && !found[name]) {
-        found[name] = target;
-        visit(target);
-      }
-    }
-    Object.values(node).forEach(visit);
-  };
-  visit(roots);
-  return found;
-}
-
 /** OpenAPI v3 of one group's version (as `GROUP_VERSIONS` names it), as `/openapi/v3/<it>` serves it: its paths and the schemas they use. */
 export function openApiV3(groupVersion: string): object {
   const v2Paths = paths(groupVersion);
@@ -395,10 +370,10 @@ export function openApiV3(groupVersion: string): object {
     );
   }
   const all = definitions();
-  const schemas = referenced(all, Object.values(v2Paths));
+  const schemas = referencedDefinitions(Object.values(v2Paths), all);
   // What no group's paths reach (the eviction subresource's body) goes with the core group, as kube-apiserver serves pods/eviction there.
   if (groupVersion === 'api/v1') {
-    const reached = new Set(GROUP_VERSIONS.flatMap((gv) => Object.keys(referenced(all, Object.values(paths(gv))))));
+    const reached = new Set(GROUP_VERSIONS.flatMap((gv) => Object.keys(referencedDefinitions(Object.values(paths(gv)), all))));
     for (const [name, schema] of Object.entries(all)) if (!reached.has(name)) schemas[name] = schema;
   }
   return { openapi: '3.0.0', info: { title: 'jetlet', version: VERSION }, paths: v3Paths, components: { schemas: v3Ref(schemas) } };

@@ -7,6 +7,7 @@ import { MESSAGES, type MessageType } from '../message-map.js';
 import { STREAM_DEFINITIONS, SUBJECTS } from '../subjects.js';
 import { DNS1123_LABEL, DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX } from '../names.js';
 import { WRITE_ROUTES } from '../writers.js';
+import { referencedDefinitions } from '../schema-refs.js';
 import { exampleEnvelope } from './message-examples.js';
 import { readSourceDocs, type SourceDocs } from './source-docs.js';
 
@@ -128,25 +129,6 @@ function classSchemas(docs: SourceDocs): Record<string, Schema> {
   return schemas;
 }
 
-/** The definitions `schema` refers to, transitively. */
-function referenced(schema: Schema, all: Record<string, Schema>, into: Record<string, Schema> = {}): Record<string, Schema> {
-  const walk = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(walk);
-    if (typeof node !== 'object' || node === null) return;
-    const ref = (node as Schema).$ref;
-    if (typeof ref === 'string') {
-      const name = ref.replace('#/definitions/', '');
-      if (!into[name] && all[name]) {
-        into[name] = all[name];
-        walk(all[name]);
-      }
-    }
-    Object.values(node).forEach(walk);
-  };
-  walk(schema);
-  return into;
-}
-
 const sortKeys = (record: Record<string, Schema>): Record<string, Schema> => Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
 
 /** The file name of a message type's schema under docs/schemas/. */
@@ -175,7 +157,7 @@ export function renderSchemas(docs: SourceDocs = readSourceDocs(join(REPO_ROOT, 
       properties,
       required: envelope.required,
     };
-    schema.definitions = sortKeys(referenced(schema, all));
+    schema.definitions = sortKeys(referencedDefinitions(schema, all));
     files.set(schemaFile(type), `${JSON.stringify(schema, null, 2)}\n`);
   }
   return files;
