@@ -41,12 +41,20 @@ const external = [
   '*.node',
 ];
 
-/** Packages dockerode requires for what the agent never does: Docker over `ssh://` (ssh2) and BuildKit build sessions (gRPC, protobuf). */
+/**
+ * Packages the agent's libraries require for what the agent never does: dockerode's Docker over
+ * `ssh://` (ssh2) and BuildKit build sessions (gRPC, protobuf); and, since every route of the
+ * agent is a GET and its HTTP server parses no request body (apps/agent/src/bootstrap.ts),
+ * the charset decoders of Express's body parsers (iconv-lite, half a megabyte of code tables)
+ * and Nest's file uploads (multer).
+ */
 const absent = {
   ssh2: 'Docker over ssh:// is not supported by the agent; use a unix:// or tcp:// DOCKER_HOST',
   '@grpc/grpc-js': 'the agent does not build images',
   '@grpc/proto-loader': 'the agent does not build images',
   protobufjs: 'the agent does not build images',
+  'iconv-lite': "the agent's HTTP server parses no request body",
+  multer: "the agent's HTTP server takes no file upload",
 };
 
 const escape = (name) => name.replace(/[/.]/g, '\\$&');
@@ -56,11 +64,16 @@ const leaveOut = {
   name: 'leave-out',
   setup(b) {
     b.onResolve({ filter: new RegExp(`^(${Object.keys(absent).map(escape).join('|')})$`) }, (args) => ({ path: args.path, namespace: 'absent' }));
-    // Read at load (`require('ssh2').Client`), so each export is a function that throws when called or constructed.
+    // Read at load (`require('ssh2').Client`, `import multer from 'multer'`), so the module and
+    // each of its exports is a function that throws when called or constructed.
     b.onLoad({ filter: /.*/, namespace: 'absent' }, (args) => ({
       loader: 'js',
       contents: `const left = () => { throw new Error(${JSON.stringify(`${args.path} is left out of the agent's bundle: ${absent[args.path]}`)}); };
-module.exports = new Proxy({}, { get: (_, key) => (typeof key === 'symbol' || key === '__esModule' || key === 'then' ? undefined : left) });`,
+module.exports = new Proxy(function absent() {}, {
+  get: (_, key) => (typeof key === 'symbol' || key === '__esModule' || key === 'then' || key === 'prototype' ? undefined : left),
+  apply: left,
+  construct: left,
+});`,
     }));
     // The runtime lib puts dockerode off until first use (libs/runtime/src/dockerode.ts); the agent uses it at once.
     b.onResolve({ filter: /^\.\/dockerode\.js$/ }, (args) =>

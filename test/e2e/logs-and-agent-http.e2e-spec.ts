@@ -165,6 +165,23 @@ describe('logs and the agent HTTP server', () => {
     assert.equal(await local.text(), 'container c is not valid for pod two\n');
   });
 
+  it('answers a request with a body, whatever its charset, as one it has no route for, and serves on', async () => {
+    // Every route of the agent is a GET: it parses no body, and its bundle has no charset decoders.
+    for (const type of [
+      'application/json',
+      'application/json; charset=windows-1252',
+      'application/x-www-form-urlencoded; charset=koi8-r',
+      'text/plain; charset=utf-16le',
+    ]) {
+      const response = await fetch(`${cluster.agentUrl(node)}/pods`, { method: 'POST', headers: { ...bearer, 'content-type': type }, body: '{"a":"\u00e9"}' });
+      assert.equal(response.status, 404, type);
+      await response.arrayBuffer();
+    }
+    const health = await agentGet('/healthz');
+    assert.equal(health.status, 200);
+    assert.equal(await health.text(), 'ok');
+  });
+
   it('answers a pod whose node has no agent with 503, and an invalid request on NATS with an error, without crashing', async () => {
     await cluster.createPod('default', pod('stranded', uniqueName('ghost-node'), [shell('main', 'exec sleep 3600')]));
     const stranded = await apiError('stranded');

@@ -27,7 +27,8 @@ async function bootstrap(): Promise<void> {
   // acknowledgement) is closed and made again after a back-off; a refusal ends the process.
   const app = await startAgent<INestApplication>(
     async (track) => {
-      const app = await NestFactory.create(AgentModule.forConfig(config), { logger });
+      // Every route is a GET: no body parser, and the bundle leaves their decoders out (scripts/bundle.mjs).
+      const app = await NestFactory.create(AgentModule.forConfig(config), { logger, bodyParser: false });
       track(app);
       app.enableShutdownHooks();
       app.connectMicroservice({ strategy: app.get(JetStreamServer) });
